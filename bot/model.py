@@ -1,0 +1,323 @@
+"""The values that travel between the bot's steps: shards, per-test results, baselines.
+
+Pure data, no I/O. A shard is planned on a GitHub-hosted runner (``plan``), crosses a
+``workflow_dispatch`` as JSON, runs on a device host (``runner``), comes back as JUnit XML
+read into a ``ShardResult`` (``results``), and is rendered into one PR comment
+(``render``). Every step reads and writes these types, so their JSON form is the contract.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+TEST_ID_RE = re.compile(r"^Test\w+\.test_\w+$")
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+SOC_RE = re.compile(r"^[A-Z0-9]{2,16}$")
+
+
+class ModelError(ValueError):
+    """A shard or result document that does not have the expected shape."""
+
+
+class Status(StrEnum):
+    """Outcome of one expected test in one shard."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"  # an assertion mismatch inside the test
+    ERROR = "ERROR"  # any other exception raised by the test itself
+    INFRA = "INFRA"  # adb, device, runner crash, timeout: not the change's fault
+    MISSING = "MISSING"  # expected but never reported: a typo, a lost class, a crash
+    SKIP = "SKIP"
+
+    @property
+    def is_failure(self) -> bool:
+        return self in (Status.FAIL, Status.ERROR, Status.INFRA, Status.MISSING)
+
+
+class Verdict(StrEnum):
+    """How a failure on a PR compares with the latest nightly baseline on the same SoC."""
+
+    NEW = "NEW"
+    PRE_EXISTING = "PRE-EXISTING"
+    FLAKY = "FLAKY"
+    INFRA = "INFRA"
+    UNCLASSIFIED = "UNCLASSIFIED"  # no baseline for this test on this SoC
+
+
+def _require(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in doc:
+        raise ModelError(f"missing field {key!r}")
+    value = doc[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ModelError(f"field {key!r} has type {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of device work: some tests of one matrix, on one SoC, at one commit.
+
+    Fields the planner cannot know (which serial, which checkout on the host) may be left
+    empty and are filled from the runner host's own configuration at run time.
+    """
+
+    id: str
+    matrix: str
+    soc: str
+    backend: str
+    seed: int
+    tests: tuple[str, ...]
+    sha: str
+    pr: int | None = None
+    build_folder: str = "build-android/"
+    executorch_dir: str | None = None
+    adb_host: str | None = None
+    device: str | None = None
+    device_pool: tuple[str, ...] = ()
+    enable_x86_64: bool = False
+    compile_only: bool = False
+    timeout_s: int = 3600
+    per_test_timeout_s: int = 600
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.tests if not TEST_ID_RE.match(t)]
+        if bad:
+            raise ModelError(f"shard {self.id}: malformed test id(s): {', '.join(bad[:5])}")
+        if not SHA_RE.match(self.sha):
+            raise ModelError(f"shard {self.id}: sha must be 40 lowercase hex digits")
+        if not SOC_RE.match(self.soc):
+            raise ModelError(f"shard {self.id}: malformed SoC {self.soc!r}")
+        if not self.tests:
+            raise ModelError(f"shard {self.id}: no tests")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "matrix": self.matrix,
+            "soc": self.soc,
+            "backend": self.backend,
+            "seed": self.seed,
+            "tests": list(self.tests),
+            "sha": self.sha,
+            "pr": self.pr,
+            "build_folder": self.build_folder,
+            "executorch_dir": self.executorch_dir,
+            "adb_host": self.adb_host,
+            "device": self.device,
+            "device_pool": list(self.device_pool),
+            "enable_x86_64": self.enable_x86_64,
+            "compile_only": self.compile_only,
+            "timeout_s": self.timeout_s,
+            "per_test_timeout_s": self.per_test_timeout_s,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Shard:
+        if not isinstance(doc, Mapping):
+            raise ModelError("a shard must be a JSON object")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise ModelError(f"unknown shard field(s): {', '.join(unknown)}")
+        tests = _require(doc, "tests", list)
+        if not all(isinstance(t, str) for t in tests):
+            raise ModelError("field 'tests' must be a list of strings")
+        pool = doc.get("device_pool", [])
+        if not isinstance(pool, list) or not all(isinstance(p, str) for p in pool):
+            raise ModelError("field 'device_pool' must be a list of strings")
+
+        def opt(key: str, kind: type) -> Any:
+            value = doc.get(key)
+            if value is not None and (
+                not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+            ):
+                raise ModelError(f"field {key!r} has type {type(value).__name__}")
+            return value
+
+        return cls(
+            id=_require(doc, "id", str),
+            matrix=_require(doc, "matrix", str),
+            soc=_require(doc, "soc", str),
+            backend=_require(doc, "backend", str),
+            seed=_require(doc, "seed", int),
+            tests=tuple(tests),
+            sha=_require(doc, "sha", str),
+            pr=opt("pr", int),
+            build_folder=opt("build_folder", str) or "build-android/",
+            executorch_dir=opt("executorch_dir", str),
+            adb_host=opt("adb_host", str),
+            device=opt("device", str),
+            device_pool=tuple(pool),
+            enable_x86_64=bool(opt("enable_x86_64", bool) or False),
+            compile_only=bool(opt("compile_only", bool) or False),
+            timeout_s=opt("timeout_s", int) or 3600,
+            per_test_timeout_s=opt("per_test_timeout_s", int) or 600,
+        )
+
+    def with_device(self, device: str) -> Shard:
+        return replace(self, device=device)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """The outcome of one test id in one shard."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    status: Status
+    duration_s: float | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "test_id": self.test_id,
+            "status": self.status.value,
+            "duration_s": self.duration_s,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> TestResult:
+        try:
+            status = Status(_require(doc, "status", str))
+        except ValueError as exc:
+            raise ModelError(f"unknown status {doc.get('status')!r}") from exc
+        duration = doc.get("duration_s")
+        if duration is not None and not isinstance(duration, int | float):
+            raise ModelError("field 'duration_s' must be a number")
+        return cls(
+            test_id=_require(doc, "test_id", str),
+            status=status,
+            duration_s=None if duration is None else float(duration),
+            message=str(doc.get("message", "")),
+        )
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """Everything known about one shard after it ran (or failed to run).
+
+    ``results`` holds exactly one entry per expected test id, in the shard's order:
+    completeness is established when the result is built, never assumed later.
+    """
+
+    shard: Shard
+    results: tuple[TestResult, ...]
+    device: str | None = None
+    attempts: int = 1
+    infra_reason: str | None = None
+    log_url: str | None = None
+    sdk_version: str | None = None
+    device_fingerprint: str | None = None
+    command: tuple[str, ...] = ()
+
+    @classmethod
+    def complete(cls, shard: Shard, reported: Iterable[TestResult], **kwargs: Any) -> ShardResult:
+        """Build a result with one entry per expected test; unreported ones are MISSING.
+
+        Results for ids the shard did not ask for are dropped: they cannot make an
+        expected test green.
+        """
+        by_id: dict[str, TestResult] = {}
+        for r in reported:
+            by_id.setdefault(r.test_id, r)
+        ordered = tuple(
+            by_id.get(t) or TestResult(t, Status.MISSING, None, "not reported by the test run")
+            for t in shard.tests
+        )
+        return cls(shard=shard, results=ordered, **kwargs)
+
+    @classmethod
+    def all_infra(cls, shard: Shard, reason: str, **kwargs: Any) -> ShardResult:
+        return cls(
+            shard=shard,
+            results=tuple(TestResult(t, Status.INFRA, None, reason) for t in shard.tests),
+            infra_reason=reason,
+            **kwargs,
+        )
+
+    @property
+    def expected(self) -> int:
+        return len(self.shard.tests)
+
+    @property
+    def ran(self) -> int:
+        """Tests that actually reported an outcome (not MISSING, not INFRA)."""
+        return sum(r.status not in (Status.MISSING, Status.INFRA) for r in self.results)
+
+    def counts(self) -> dict[Status, int]:
+        out = {s: 0 for s in Status}
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status in (Status.PASS, Status.SKIP) for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shard": self.shard.to_dict(),
+            "results": [r.to_dict() for r in self.results],
+            "device": self.device,
+            "attempts": self.attempts,
+            "infra_reason": self.infra_reason,
+            "log_url": self.log_url,
+            "sdk_version": self.sdk_version,
+            "device_fingerprint": self.device_fingerprint,
+            "command": list(self.command),
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> ShardResult:
+        shard = Shard.from_dict(_require(doc, "shard", dict))
+        results = [TestResult.from_dict(r) for r in _require(doc, "results", list)]
+        return cls.complete(
+            shard,
+            results,
+            device=doc.get("device"),
+            attempts=int(doc.get("attempts", 1)),
+            infra_reason=doc.get("infra_reason"),
+            log_url=doc.get("log_url"),
+            sdk_version=doc.get("sdk_version"),
+            device_fingerprint=doc.get("device_fingerprint"),
+            command=tuple(doc.get("command", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Per-SoC, per-test status history from the nightly runs, oldest first."""
+
+    sha: str | None = None
+    history: Mapping[tuple[str, str], Sequence[Status]] = field(default_factory=dict)
+
+    def latest(self, soc: str, test_id: str) -> Status | None:
+        seen = self.history.get((soc, test_id))
+        return seen[-1] if seen else None
+
+    def is_flaky(self, soc: str, test_id: str, window: int = 5) -> bool:
+        """A test that flipped between passing and failing within the last ``window`` runs."""
+        seen = [s for s in self.history.get((soc, test_id), ()) if s is not Status.SKIP]
+        recent = seen[-window:]
+        passed = [s is Status.PASS for s in recent if s is not Status.INFRA]
+        return any(a != b for a, b in itertools.pairwise(passed))
+
+    def verdict(self, soc: str, result: TestResult) -> Verdict:
+        """Compare one failing PR result with the nightly history on the same SoC."""
+        if result.status is Status.INFRA:
+            return Verdict.INFRA
+        if self.is_flaky(soc, result.test_id):
+            return Verdict.FLAKY
+        last = self.latest(soc, result.test_id)
+        if last is None or last is Status.INFRA:
+            return Verdict.UNCLASSIFIED
+        if last.is_failure:
+            return Verdict.PRE_EXISTING
+        return Verdict.NEW
