@@ -1,0 +1,179 @@
+"""A runner host's own facts (checkout, Python, adb, phones), merged into shards at run time.
+
+The planner runs on GitHub's machines and cannot know serials or paths; each device host
+keeps a small TOML file (``qnn-migrate bot run-shard --host-config FILE``)::
+
+    executorch_dir = "/srv/qnn/executorch"     # the checkout the workflow updates
+    python = "/srv/qnn/venv/bin/python"        # ExecuTorch's Python (has torch, executorch)
+    adb = "/opt/android/platform-tools/adb"
+    adb_host = "localhost"                     # adb -H; the adb server with the phones
+    build_folder = "/srv/qnn/executorch/build-android"
+    qnn_sdk_root = "/opt/qcom/aistack/qairt/2.37.0.250724"
+    state_dir = "/var/lib/qnn-runner"          # locks/ and quarantine/
+    min_free_mb = 2048
+    lock_wait_s = 900
+    logcat_lines = 400
+    use_wrapper = true                         # false: run the script with -v and parse text
+
+    [env]                                      # extra environment for the test process
+    LD_LIBRARY_PATH = "/opt/qcom/aistack/qairt/2.37.0.250724/lib/x86_64-linux-clang"
+
+    [[devices]]
+    serial = "R5CX21ABCDE"
+    soc = "SM8650"
+
+    [board_platforms]                          # ro.board.platform -> SoC, beyond the bundled table
+    pineapple = "SM8650"
+
+Parsing is pure; the file is read by ``device_cli``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bot.adb import AdbConfigError, check_host, check_serial
+from bot.model import SOC_RE, Shard
+
+DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class HostConfigError(ValueError):
+    """The host config file is malformed; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    """One phone attached to this host."""
+
+    serial: str
+    soc: str
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """Everything host-local the runner needs; every field has a usable default."""
+
+    executorch_dir: str | None = None
+    python: str = "python"
+    adb: str = "adb"
+    adb_host: str | None = None
+    build_folder: str | None = None
+    qnn_sdk_root: str | None = None
+    state_dir: str = DEFAULT_STATE_DIR
+    min_free_mb: int = 2048
+    lock_wait_s: float = 900.0
+    logcat_lines: int = 400
+    use_wrapper: bool = True
+    env: Mapping[str, str] = field(default_factory=dict)
+    devices: tuple[DeviceEntry, ...] = ()
+    board_platforms: Mapping[str, str] = field(default_factory=dict)
+
+    def pool(self, soc: str) -> tuple[str, ...]:
+        """Serials of this host's phones with ``soc``, in file order."""
+        return tuple(d.serial for d in self.devices if d.soc == soc.upper())
+
+    def apply(self, shard: Shard) -> Shard:
+        """Fill the shard's host-local fields the planner left empty; never override."""
+        pool = shard.device_pool or self.pool(shard.soc)
+        build_folder = shard.build_folder
+        if self.build_folder and shard.build_folder in ("", "build-android/", "build-android"):
+            build_folder = self.build_folder
+        return replace(
+            shard,
+            executorch_dir=shard.executorch_dir or self.executorch_dir,
+            adb_host=shard.adb_host or self.adb_host,
+            device_pool=tuple(pool),
+            build_folder=build_folder,
+        )
+
+
+def _get(doc: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
+    value = doc.get(key, default)
+    if value is default:
+        return default
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise HostConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
+    known = set(HostConfig.__dataclass_fields__)
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise HostConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {sorted(known)}"
+        )
+    base = HostConfig()
+    devices: list[DeviceEntry] = []
+    raw_devices = doc.get("devices", [])
+    if not isinstance(raw_devices, list):
+        raise HostConfigError(f"{where}: devices must be an array of tables ([[devices]])")
+    for i, entry in enumerate(raw_devices):
+        if not isinstance(entry, Mapping) or set(entry) != {"serial", "soc"}:
+            raise HostConfigError(f"{where}: devices[{i}] needs exactly serial and soc")
+        serial, soc = str(entry["serial"]), str(entry["soc"]).upper()
+        try:
+            check_serial(serial)
+        except AdbConfigError as exc:
+            raise HostConfigError(f"{where}: devices[{i}]: {exc}") from exc
+        if not SOC_RE.match(soc):
+            raise HostConfigError(
+                f"{where}: devices[{i}]: SoC {soc!r} is not a SoC name like SM8650"
+            )
+        devices.append(DeviceEntry(serial, soc))
+    serials = [d.serial for d in devices]
+    if len(set(serials)) != len(serials):
+        raise HostConfigError(f"{where}: a serial is listed twice under [[devices]]")
+
+    env = doc.get("env", {})
+    if not isinstance(env, Mapping) or not all(
+        isinstance(v, str) and _ENV_NAME_RE.match(k) for k, v in env.items()
+    ):
+        raise HostConfigError(f"{where}: [env] must map variable names to strings")
+    platforms = doc.get("board_platforms", {})
+    if not isinstance(platforms, Mapping) or not all(
+        isinstance(v, str) for v in platforms.values()
+    ):
+        raise HostConfigError(f"{where}: [board_platforms] must map platform names to SoC names")
+
+    adb_host = _get(doc, "adb_host", str, None, where)
+    if adb_host is not None:
+        try:
+            check_host(adb_host)
+        except AdbConfigError as exc:
+            raise HostConfigError(f"{where}: {exc}") from exc
+    config = HostConfig(
+        executorch_dir=_get(doc, "executorch_dir", str, None, where),
+        python=_get(doc, "python", str, base.python, where),
+        adb=_get(doc, "adb", str, base.adb, where),
+        adb_host=adb_host,
+        build_folder=_get(doc, "build_folder", str, None, where),
+        qnn_sdk_root=_get(doc, "qnn_sdk_root", str, None, where),
+        state_dir=_get(doc, "state_dir", str, base.state_dir, where),
+        min_free_mb=_get(doc, "min_free_mb", int, base.min_free_mb, where),
+        lock_wait_s=_get(doc, "lock_wait_s", float, base.lock_wait_s, where),
+        logcat_lines=_get(doc, "logcat_lines", int, base.logcat_lines, where),
+        use_wrapper=_get(doc, "use_wrapper", bool, base.use_wrapper, where),
+        env=dict(env),
+        devices=tuple(devices),
+        board_platforms={str(k).lower(): str(v).upper() for k, v in platforms.items()},
+    )
+    if config.min_free_mb < 0 or config.lock_wait_s < 0 or config.logcat_lines < 0:
+        raise HostConfigError(f"{where}: min_free_mb, lock_wait_s and logcat_lines must be >= 0")
+    return config
+
+
+def loads(text: str, where: str = "host config") -> HostConfig:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise HostConfigError(f"{where}: not valid TOML: {exc}") from exc
+    return parse(doc, where)

@@ -1,0 +1,288 @@
+"""Run ExecuTorch's QNN test script under unittest and write JUnit XML as it goes.
+
+This file runs on the device host, inside the ExecuTorch checkout, with ExecuTorch's own
+Python: it uses the standard library only and imports nothing from qnn-migrate.
+
+    python junit_wrapper.py --junit-xml OUT.xml [--per-test-timeout S] \\
+        backends/qualcomm/tests/test_qnn_delegate.py <the script's own arguments>
+
+It loads the script as a module, calls its ``setup_environment()`` exactly as the
+script's ``__main__`` block does (so every ``--soc_model``/``--device``/... flag means the
+same), then ``unittest.main`` with a runner that prints the usual ``-v`` lines to stderr
+and rewrites the XML after every test, so a crash still leaves what ran before it. The
+XML records the test that is running (``running`` property) and, at the end,
+``complete="true"``.
+
+Exit codes: 0 all passed, 1 some did not, 3 the wrapper cannot drive this script (no
+``setup_environment``): the caller then runs the script directly with ``-v``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib.util
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+import traceback
+import types
+import unittest
+import xml.etree.ElementTree as ET
+from typing import Any, TextIO
+
+EXIT_UNUSABLE = 3
+_ExcInfo = tuple[type[BaseException], BaseException, types.TracebackType | None]
+_FIXTURE_RE = re.compile(r"^(?P<name>\w+) \((?P<qual>[\w.]+)\)")
+
+
+class PerTestTimeout(Exception):
+    """Raised inside a test that ran past its budget (results.py classifies it INFRA)."""
+
+
+class SetupEnvironmentError(Exception):
+    """The script rejected the command line it was given (a runner/checkout mismatch)."""
+
+
+class _Case:
+    """One <testcase> being recorded."""
+
+    def __init__(self, classname: str, name: str) -> None:
+        self.classname = classname
+        self.name = name
+        self.started = time.perf_counter()
+        self.duration: float | None = None
+        self.outcome: tuple[str, str, str, str] | None = None  # tag, type, message, text
+        self.skipped: str | None = None
+
+
+def _describe(err: _ExcInfo, text: str) -> tuple[str, str, str]:
+    exc_type, exc, _ = err
+    return exc_type.__name__, str(exc).splitlines()[0] if str(exc) else "", text
+
+
+class XmlTestResult(unittest.TextTestResult):
+    """TextTestResult that also keeps every outcome and rewrites the XML file on each event."""
+
+    xml_path = ""
+    suite_name = "tests"
+    per_test_timeout = 0.0
+
+    def __init__(self, stream: Any, descriptions: bool, verbosity: int) -> None:
+        super().__init__(stream, descriptions, verbosity)
+        self.cases: list[_Case] = []
+        self.by_id: dict[str, _Case] = {}
+        self.running: _Case | None = None
+        self.run_started = time.perf_counter()
+        self.complete = False
+
+    # -- the recording --------------------------------------------------------------
+
+    def _case_for(self, test: Any) -> _Case:
+        test_id = test.id()
+        case = self.by_id.get(test_id)
+        if case is None:
+            classname, _, name = test_id.rpartition(".")
+            if not isinstance(test, unittest.TestCase):  # a class/module fixture holder
+                match = _FIXTURE_RE.match(str(test.description))
+                if match:
+                    name, classname = match["name"], match["qual"]
+            case = _Case(classname, name)
+            self.cases.append(case)
+            self.by_id[test_id] = case
+        return case
+
+    def _problem(self, test: Any, tag: str, err: _ExcInfo) -> None:
+        case = self._case_for(test)
+        if case.outcome is None or (case.outcome[0] == "failure" and tag == "error"):
+            case.outcome = (tag, *_describe(err, self._format(err, test)))
+        if not isinstance(test, unittest.TestCase):
+            self.write()
+
+    def _format(self, err: _ExcInfo, test: Any) -> str:
+        # unittest's own formatting drops its internal frames; it is private, so fall back.
+        formatter = getattr(self, "_exc_info_to_string", None)
+        if callable(formatter):
+            return str(formatter(err, test))
+        return "".join(traceback.format_exception(*err))
+
+    def startTest(self, test: unittest.TestCase) -> None:
+        super().startTest(test)
+        case = self._case_for(test)
+        case.started = time.perf_counter()
+        self.running = case
+        self.write()
+        if self.per_test_timeout > 0:
+            signal.setitimer(signal.ITIMER_REAL, self.per_test_timeout)
+
+    def stopTest(self, test: unittest.TestCase) -> None:
+        if self.per_test_timeout > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        case = self._case_for(test)
+        case.duration = time.perf_counter() - case.started
+        self.running = None
+        super().stopTest(test)
+        self.write()
+
+    def addError(self, test: Any, err: Any) -> None:
+        super().addError(test, err)
+        self._problem(test, "error", err)
+
+    def addFailure(self, test: Any, err: Any) -> None:
+        super().addFailure(test, err)
+        self._problem(test, "failure", err)
+
+    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            tag = "failure" if issubclass(err[0], test.failureException) else "error"
+            self._problem(test, tag, err)
+
+    def addSkip(self, test: Any, reason: str) -> None:
+        super().addSkip(test, reason)
+        self._case_for(test).skipped = reason
+
+    def addUnexpectedSuccess(self, test: Any) -> None:
+        super().addUnexpectedSuccess(test)
+        case = self._case_for(test)
+        case.outcome = ("failure", "UnexpectedSuccess", "unexpected success", "")
+
+    def stopTestRun(self) -> None:
+        super().stopTestRun()
+        self.complete = True
+        self.write()
+
+    # -- the file ---------------------------------------------------------------------
+
+    def to_xml(self) -> ET.Element:
+        counts = {"failure": 0, "error": 0}
+        skipped = 0
+        suite = ET.Element("testsuite", name=self.suite_name)
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="python", value=sys.version.split()[0])
+        if self.running is not None:
+            running = f"{self.running.classname.rsplit('.', 1)[-1]}.{self.running.name}"
+            ET.SubElement(props, "property", name="running", value=running)
+        for case in self.cases:
+            element = ET.SubElement(suite, "testcase", classname=case.classname, name=case.name)
+            if case.duration is not None:
+                element.set("time", f"{case.duration:.3f}")
+            if case.outcome is not None:
+                tag, exc_type, message, text = case.outcome
+                counts[tag] += 1
+                child = ET.SubElement(element, tag, type=exc_type, message=message)
+                child.text = text
+            elif case.skipped is not None:
+                skipped += 1
+                ET.SubElement(element, "skipped", message=case.skipped)
+        tests = sum(1 for c in self.cases if c.duration is not None)
+        totals = {
+            "tests": str(tests),
+            "failures": str(counts["failure"]),
+            "errors": str(counts["error"]),
+            "skipped": str(skipped),
+            "time": f"{time.perf_counter() - self.run_started:.3f}",
+        }
+        for key, value in totals.items():
+            suite.set(key, value)
+        root = ET.Element("testsuites", {"name": self.suite_name, **totals})
+        if self.complete:
+            root.set("complete", "true")
+        root.append(suite)
+        return root
+
+    def write(self) -> None:
+        if not self.xml_path:
+            return
+        directory = os.path.dirname(os.path.abspath(self.xml_path))
+        fd, tmp = tempfile.mkstemp(prefix=".junit-", suffix=".xml", dir=directory)
+        with os.fdopen(fd, "wb") as handle:
+            ET.ElementTree(self.to_xml()).write(handle, encoding="utf-8", xml_declaration=True)
+        os.replace(tmp, self.xml_path)
+
+
+def _write_module_error(xml_path: str, suite: str, exc_type: str, message: str, text: str) -> None:
+    """A run that never reached unittest: one module-level error, so nothing looks green."""
+    result = XmlTestResult(open(os.devnull, "w"), False, 0)  # noqa: SIM115
+    result.xml_path, result.suite_name = xml_path, suite
+    case = _Case(suite, "setUpModule")
+    case.duration = 0.0
+    case.outcome = ("error", exc_type, message, text)
+    result.cases.append(case)
+    result.complete = True
+    result.write()
+    result.stream.close()
+
+
+def _on_alarm(signum: int, frame: types.FrameType | None) -> None:
+    raise PerTestTimeout(f"exceeded the per-test budget of {XmlTestResult.per_test_timeout:g} s")
+
+
+def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--junit-xml", required=True, help="where to write the JUnit XML")
+    parser.add_argument("--per-test-timeout", type=float, default=0.0, help="seconds; 0 = none")
+    parser.add_argument("script", help="the test script, e.g. backends/.../test_qnn_delegate.py")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    stream = stream or sys.stderr
+    faulthandler.enable()
+
+    script = os.path.abspath(args.script)
+    suite = os.path.splitext(os.path.basename(script))[0]
+    XmlTestResult.xml_path = args.junit_xml
+    XmlTestResult.suite_name = suite
+    XmlTestResult.per_test_timeout = args.per_test_timeout
+
+    # The script's directory comes first on sys.path, as when it runs as a program.
+    sys.path.insert(0, os.path.dirname(script))
+    try:
+        spec = importlib.util.spec_from_file_location(suite, script)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {script}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[suite] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the script itself is broken: report it, never look green
+        _write_module_error(
+            args.junit_xml, suite, type(exc).__name__, str(exc), traceback.format_exc()
+        )
+        print(f"junit_wrapper: importing {script} failed:\n{traceback.format_exc()}", file=stream)
+        return 1
+
+    setup = getattr(module, "setup_environment", None)
+    if not callable(setup):
+        print(
+            f"junit_wrapper: {script} has no setup_environment(); run it directly with -v",
+            file=stream,
+        )
+        return EXIT_UNUSABLE
+
+    sys.argv = [script, *args.script_args]
+    try:
+        ut_argv = list(setup())
+    except SystemExit as exc:
+        message = f"setup_environment() rejected the command line (exit {exc.code})"
+        _write_module_error(args.junit_xml, suite, SetupEnvironmentError.__name__, message, "")
+        print(f"junit_wrapper: {message}", file=stream)
+        return 1
+    except Exception as exc:
+        _write_module_error(
+            args.junit_xml, suite, type(exc).__name__, str(exc), traceback.format_exc()
+        )
+        print(f"junit_wrapper: setup_environment() failed:\n{traceback.format_exc()}", file=stream)
+        return 1
+
+    if args.per_test_timeout > 0:
+        signal.signal(signal.SIGALRM, _on_alarm)
+    runner = unittest.TextTestRunner(stream=stream, verbosity=2, resultclass=XmlTestResult)
+    program = unittest.main(module=module, argv=ut_argv, testRunner=runner, exit=False)
+    result = program.result
+    return 0 if result.wasSuccessful() and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

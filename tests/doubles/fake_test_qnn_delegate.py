@@ -1,0 +1,218 @@
+"""Test double of ExecuTorch's backends/qualcomm/tests/test_qnn_delegate.py (stdlib only).
+
+Same command line (``setup_environment()`` with the same flags, ``parse_known_args`` and
+the leftovers handed to ``unittest.main``), same class names, same way of reaching the phone
+(``adb [-H host] -s serial shell ...``, a non-zero exit raising
+``RuntimeError("adb command failed: [...]")`` as ``SimpleADB._adb`` does). What each test
+does comes from the JSON file named by FAKE_QNN_SCENARIO:
+
+    {
+      "tests": {"TestQNNFloatingPointOperator.test_qnn_backend_abs": "fail", ...},
+      "default": "pass",
+      "class_errors": {"TestQNNQuantizedModel": "error" | "adb"},
+      "duration_s": 0.0,
+      "durations": {"<id>": 0.05}
+    }
+
+A behaviour is one of pass, fail (an output mismatch: AssertionError), error (an exception
+in the test), hang (sleeps until killed), crash (the process aborts), skip. Tests named in
+the scenario but not below are added to their class, so scenarios can grow the suite.
+When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
+Tests are run by the real unittest machinery, directly or through bot/junit_wrapper.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+WORKSPACE = "/data/local/tmp/qnn_executorch_test"
+CLASSES: dict[str, list[str]] = {
+    "TestQNNFloatingPointOperator": [
+        "test_qnn_backend_abs",
+        "test_qnn_backend_adaptive_avg_pool2d",
+        "test_qnn_backend_add",
+        "test_qnn_backend_conv2d",
+        "test_qnn_backend_linear",
+        "test_qnn_backend_relu",
+    ],
+    "TestQNNQuantizedOperator": [
+        "test_qnn_backend_abs",
+        "test_qnn_backend_add",
+        "test_qnn_backend_conv2d",
+        "test_qnn_backend_linear",
+    ],
+    "TestQNNFloatingPointModel": ["test_qnn_backend_conv_relu", "test_qnn_backend_residual_block"],
+    "TestQNNQuantizedModel": ["test_qnn_backend_conv_relu", "test_qnn_backend_residual_block"],
+}
+
+
+def _scenario() -> dict:
+    path = os.environ.get("FAKE_QNN_SCENARIO")
+    if not path:
+        return {}
+    with open(path) as handle:
+        return json.load(handle)
+
+
+SCENARIO = _scenario()
+
+
+class TestQNN(unittest.TestCase):
+    """Carries the settings setup_environment() stores, like ExecuTorch's TestQNN."""
+
+    host: str | None = None
+    device: str | None = None
+    soc_model: str = ""
+    build_folder: str = ""
+    executorch_root: str = ""
+    artifact_dir: str = ""
+    enable_x86_64: bool = False
+    compile_only: bool = False
+    backend: str = "htp"
+    seed: int | None = None
+
+    @classmethod
+    def adb(cls, *args: str) -> None:
+        """Like SimpleADB._adb: run adb and raise on a non-zero exit."""
+        cmds = (
+            ["adb", "-s", str(cls.device)]
+            if not cls.host
+            else ["adb", "-H", cls.host, "-s", str(cls.device)]
+        )
+        cmds.extend(args)
+        result = subprocess.run(cmds, stdout=subprocess.DEVNULL)
+        if result.returncode != 0:
+            raise RuntimeError(f"adb command failed: {cmds}")
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        kind = SCENARIO.get("class_errors", {}).get(cls.__name__)
+        if kind == "adb":
+            cmds = ["adb", "-s", str(cls.device), "shell", f"mkdir -p {WORKSPACE}"]
+            raise RuntimeError(f"adb command failed: {cmds}")
+        if kind:
+            raise ValueError(f"{cls.__name__}: model zoo entry could not be built (scenario)")
+
+    def run_on_device(self) -> None:
+        if self.compile_only or self.enable_x86_64:
+            return
+        # One call per test keeps the double fast; SimpleADB also pushes first.
+        self.adb("shell", f"cd {WORKSPACE} && ./qnn_executor_runner --model_path model.pte")
+
+    def behave(self) -> None:
+        test_id = f"{type(self).__name__}.{self._testMethodName}"
+        behaviour = SCENARIO.get("tests", {}).get(test_id, SCENARIO.get("default", "pass"))
+        time.sleep(
+            float(SCENARIO.get("durations", {}).get(test_id, SCENARIO.get("duration_s", 0.0)))
+        )
+        if behaviour == "skip":
+            self.skipTest("scenario skips this test")
+        if behaviour == "hang":
+            time.sleep(3600)
+        if behaviour == "crash":
+            sys.stderr.flush()
+            os.abort()
+        if behaviour == "error":
+            raise ValueError(f"{test_id}: unsupported node in partition (scenario)")
+        self.run_on_device()
+        if behaviour == "fail":
+            self.assertLess(
+                0.25, 0.01, f"{test_id}: output mismatch, max abs diff 0.25 > atol 0.01"
+            )
+
+
+def _make_test() -> object:
+    def test(self: TestQNN) -> None:
+        self.behave()
+
+    return test
+
+
+for _cls_name in sorted({*CLASSES, *(t.split(".")[0] for t in SCENARIO.get("tests", {}))}):
+    _methods = set(CLASSES.get(_cls_name, []))
+    _methods |= {
+        t.split(".")[1] for t in SCENARIO.get("tests", {}) if t.startswith(_cls_name + ".")
+    }
+    globals()[_cls_name] = type(_cls_name, (TestQNN,), {m: _make_test() for m in sorted(_methods)})
+
+
+def setup_common_args_and_variables() -> argparse.ArgumentParser:
+    """The flags of executorch.backends.qualcomm.export_utils, same names and defaults."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config_file", type=str)
+    parser.add_argument("--soc_model", type=str, default=None)
+    parser.add_argument("--build_folder", type=str, default=None)
+    parser.add_argument("--host", type=str, default=None)
+    parser.add_argument("--online_prepare", action="store_true", default=False)
+    parser.add_argument("--ip", type=str, default="")
+    parser.add_argument("--port", type=int, default=-1)
+    parser.add_argument("--skip_delegate_node_ids", type=str, default=None)
+    parser.add_argument("--skip_delegate_node_ops", type=str, default=None)
+    parser.add_argument("--compile_only", action="store_true", default=False)
+    parser.add_argument("--device", type=str)
+    parser.add_argument("--backend", choices=["htp", "gpu", "lpai"], default="htp", type=str)
+    parser.add_argument("--shared_buffer", action="store_true")
+    parser.add_argument("--skip_push", action="store_true", default=False)
+    parser.add_argument("--dump_intermediate_outputs", action="store_true", default=False)
+    parser.add_argument("--profile_level", type=int, choices=[0, 2, 3], default=0)
+    parser.add_argument("--enable_x86_64", action="store_true")
+    parser.add_argument("--ci", action="store_true", default=False)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument(
+        "--target",
+        choices=["aarch64-android", "aarch64-oe-linux-gcc9.3", "aarch64-oe-linux-gcc11.2"],
+        default="aarch64-android",
+        type=str,
+    )
+    parser.add_argument("--pre_gen_pte", type=str)
+    parser.add_argument("--direct_build_folder", type=str)
+    parser.add_argument("--htp_performance_mode", type=int, choices=range(9), default=2)
+    return parser
+
+
+def setup_environment() -> list[str]:
+    parser = setup_common_args_and_variables()
+    parser.add_argument("-r", "--executorch_root", type=str)
+    parser.add_argument("-a", "--artifact_dir", type=str)
+    parser.add_argument("-i", "--image_dataset", type=str)
+    parser.add_argument("--qa_dataset", type=str)
+    parser.add_argument("--sentence_dataset", type=str)
+    parser.add_argument("-p", "--pretrained_weight", default="", type=str)
+    parser.add_argument("-n", "--model_name", type=str)
+    parser.add_argument("-e", "--error_only", action="store_true")
+    parser.add_argument("--oss_repo", type=str)
+    parser.add_argument("-d", "--op_package_dir", default="", type=str)
+    parser.add_argument("--llama_artifacts", type=str)
+    parser.add_argument(
+        "--static_llm_eval_method", choices=["wikitext_ppl", "hellaswag_acc_norm", "sqnr"], type=str
+    )
+    parser.add_argument("-F", "--use_fp16", action="store_true", default=False)
+
+    args, ns_args = parser.parse_known_args(namespace=unittest)  # type: ignore[arg-type]
+    TestQNN.host = args.host
+    TestQNN.device = args.device
+    TestQNN.soc_model = args.soc_model
+    TestQNN.build_folder = args.build_folder
+    TestQNN.executorch_root = args.executorch_root
+    TestQNN.artifact_dir = args.artifact_dir
+    TestQNN.enable_x86_64 = args.enable_x86_64
+    TestQNN.compile_only = args.compile_only
+    TestQNN.backend = args.backend
+    TestQNN.seed = args.seed
+
+    log = os.environ.get("FAKE_QNN_ARGV_LOG")
+    if log:
+        with open(log, "a") as handle:
+            handle.write(json.dumps({"argv": sys.argv, "cwd": os.getcwd()}) + "\n")
+    return sys.argv[:1] + ns_args
+
+
+if __name__ == "__main__":
+    ut_args = setup_environment()
+    unittest.main(argv=ut_args)
