@@ -68,19 +68,19 @@ def load_platforms(path: Path = PLATFORMS_PATH) -> dict[str, str]:
 
 def parse_df_free_kb(text: str) -> int | None:
     """Available KiB from ``df -k PATH`` (toybox and busybox layouts)."""
-    lines = [ln.split() for ln in text.strip().splitlines() if ln.strip()]
-    if len(lines) < 2:
+    rows = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(rows) < 2:
         return None
-    header = [h.lower() for h in lines[0]]
+    header = rows[0].replace("Mounted on", "Mounted_on").lower().split()
     column = next((i for i, h in enumerate(header) if h in ("available", "avail", "free")), 3)
-    # A long filesystem name can wrap onto its own line; the numbers are then on the next.
-    row = lines[-1]
-    if len(row) < len(header) - 1:
+    # A long filesystem name can wrap onto its own line; count columns from the right.
+    row = rows[-1].split()
+    from_right = len(header) - column
+    if len(row) < from_right:
         return None
-    offset = len(header) - len(row) if len(row) < len(header) else 0
     try:
-        return int(row[column - offset])
-    except (IndexError, ValueError):
+        return int(row[len(row) - from_right])
+    except ValueError:
         return None
 
 

@@ -37,6 +37,13 @@ from typing import Any, TextIO
 EXIT_UNUSABLE = 3
 _ExcInfo = tuple[type[BaseException], BaseException, types.TracebackType | None]
 _FIXTURE_RE = re.compile(r"^(?P<name>\w+) \((?P<qual>[\w.]+)\)")
+# Characters XML 1.0 cannot carry at all (ANSI colour codes in an exception message are
+# common); ElementTree would write them and produce a file no parser accepts.
+_NOT_XML_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(text: str) -> str:
+    return _NOT_XML_RE.sub("\ufffd", text)
 
 
 class PerTestTimeout(Exception):
@@ -61,7 +68,8 @@ class _Case:
 
 def _describe(err: _ExcInfo, text: str) -> tuple[str, str, str]:
     exc_type, exc, _ = err
-    return exc_type.__name__, str(exc).splitlines()[0] if str(exc) else "", text
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return exc_type.__name__, _xml_safe(message), _xml_safe(text)
 
 
 class XmlTestResult(unittest.TextTestResult):
@@ -100,6 +108,7 @@ class XmlTestResult(unittest.TextTestResult):
         if case.outcome is None or (case.outcome[0] == "failure" and tag == "error"):
             case.outcome = (tag, *_describe(err, self._format(err, test)))
         if not isinstance(test, unittest.TestCase):
+            case.duration = 0.0  # a fixture never starts or stops like a test
             self.write()
 
     def _format(self, err: _ExcInfo, test: Any) -> str:
@@ -167,6 +176,8 @@ class XmlTestResult(unittest.TextTestResult):
             running = f"{self.running.classname.rsplit('.', 1)[-1]}.{self.running.name}"
             ET.SubElement(props, "property", name="running", value=running)
         for case in self.cases:
+            if case.duration is None:
+                continue  # still running: the "running" property says which
             element = ET.SubElement(suite, "testcase", classname=case.classname, name=case.name)
             if case.duration is not None:
                 element.set("time", f"{case.duration:.3f}")
@@ -177,7 +188,7 @@ class XmlTestResult(unittest.TextTestResult):
                 child.text = text
             elif case.skipped is not None:
                 skipped += 1
-                ET.SubElement(element, "skipped", message=case.skipped)
+                ET.SubElement(element, "skipped", message=_xml_safe(case.skipped))
         tests = sum(1 for c in self.cases if c.duration is not None)
         totals = {
             "tests": str(tests),

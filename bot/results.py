@@ -182,10 +182,13 @@ def parse_junit(data: bytes) -> Reported:
     properties = {
         p.get("name", ""): p.get("value", "") for p in root.iter("property") if p.get("name")
     }
+    running = properties.get("running") or None
     for case in root.iter("testcase"):
         name = case.get("name", "")
         classname = case.get("classname", "")
         cls = classname.rsplit(".", 1)[-1]
+        if f"{cls}.{name}" == running and not len(case):
+            continue  # started, never finished: not a pass
         duration = _attr_float(case, "time")
         status, message = Status.PASS, ""
         for child in case:
@@ -218,7 +221,7 @@ def parse_junit(data: bytes) -> Reported:
         module_error=module_error,
         load_errors=load_errors,
         ran=ran,
-        running=properties.get("running") or None,
+        running=running,
         complete=root.get("complete") == "true" or properties.get("complete") == "true",
     )
 
@@ -365,7 +368,9 @@ class RunOutcome:
     detail: str = ""  # e.g. "timed out after 3600 s", "exit code -11 (SIGSEGV)"
 
 
-def _unreported(test_id: str, reported: Reported, outcome: RunOutcome, expected: int) -> TestResult:
+def _unreported(
+    test_id: str, reported: Reported, outcome: RunOutcome, ran: int, expected: int
+) -> TestResult:
     cls, _, method = test_id.partition(".")
     if reported.module_error is not None:
         error = reported.module_error
@@ -386,7 +391,6 @@ def _unreported(test_id: str, reported: Reported, outcome: RunOutcome, expected:
                 None,
                 clean(f"not found in the test module: {reported.load_errors[part]}"),
             )
-    ran = sum(1 for _ in reported.results)
     if reported.running == test_id:
         if outcome.end is RunEnd.TIMEOUT:
             return TestResult(
@@ -430,8 +434,10 @@ def build(
     """One result per expected test: reported ones as they are, the rest explained."""
     outcome = outcome or RunOutcome()
     expected = len(shard.tests)
+    ran = sum(t in reported.results for t in shard.tests)
     entries = [
-        reported.results.get(t) or _unreported(t, reported, outcome, expected) for t in shard.tests
+        reported.results.get(t) or _unreported(t, reported, outcome, ran, expected)
+        for t in shard.tests
     ]
     return ShardResult.complete(shard, entries, **kwargs)
 

@@ -1,0 +1,165 @@
+"""A fake device lab: FakeAdb first on PATH, a git checkout holding the test_qnn_delegate stand-in.
+
+There are no phones here. ``Lab`` wires the two test doubles (tests/doubles/fake_adb and
+tests/doubles/fake_test_qnn_delegate.py) into a temporary directory so the real runner,
+the real wrapper and the real unittest machinery run against them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import catalog
+from bot.host_config import DeviceEntry, HostConfig
+from bot.model import Shard
+from bot.runner import TEST_SCRIPT, RunSettings
+
+REPO = Path(__file__).resolve().parents[2]
+DOUBLES = REPO / "tests" / "doubles"
+FP = "TestQNNFloatingPointOperator"
+QO = "TestQNNQuantizedOperator"
+QM = "TestQNNQuantizedModel"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=lab", "-c", "user.email=lab@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def make_checkout(root: Path, script_text: str | None = None) -> tuple[Path, str]:
+    """A git repository laid out like ExecuTorch, with the stand-in as its test script."""
+    checkout = root / "executorch"
+    target = checkout / TEST_SCRIPT
+    target.parent.mkdir(parents=True)
+    if script_text is None:
+        shutil.copy(DOUBLES / "fake_test_qnn_delegate.py", target)
+    else:
+        target.write_text(script_text)
+    git(checkout, "init", "-q")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "stand-in checkout")
+    return checkout, git(checkout, "rev-parse", "HEAD")
+
+
+@dataclass
+class Lab:
+    """Paths and knobs of one fake lab, plus helpers to build shards and settings."""
+
+    root: Path
+    bin: Path
+    scenario_path: Path
+    checkout: Path
+    sha: str
+    state_dir: Path
+    logs: list[str] = field(default_factory=list)
+
+    def scenario(self, devices: dict[str, dict[str, Any]] | None = None, **doc: Any) -> None:
+        doc["devices"] = devices or {"PHONE_A": {"soc": "SM8650"}, "PHONE_B": {"soc": "SM8650"}}
+        self.scenario_path.write_text(json.dumps(doc))
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(self.root),
+            "FAKE_ADB_SCENARIO": str(self.scenario_path),
+            "FAKE_QNN_SCENARIO": str(self.scenario_path),
+            "FAKE_QNN_ARGV_LOG": str(self.root / "argv.jsonl"),
+            "QNN_SDK_ROOT": "",
+        }
+
+    def host(self, **overrides: Any) -> HostConfig:
+        base = HostConfig(
+            executorch_dir=str(self.checkout),
+            python=sys.executable,
+            adb="adb",
+            state_dir=str(self.state_dir),
+            lock_wait_s=0.5,
+            devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
+        )
+        return replace(base, **overrides)
+
+    def settings(self, out: str = "out", **overrides: Any) -> RunSettings:
+        return RunSettings(
+            host=self.host(**overrides),
+            out_dir=self.root / out,
+            command=command_builder(),
+            env=self.env(),
+            log=self.logs.append,
+            kill_grace_s=0.5,
+        )
+
+    def shard(self, *tests: str, **kw: Any) -> Shard:
+        fields: dict[str, Any] = {
+            "id": "sm8650-m-1",
+            "matrix": "m",
+            "soc": "SM8650",
+            "backend": "htp",
+            "seed": 1126,
+            "tests": tests,
+            "sha": self.sha,
+            "pr": 7,
+            "timeout_s": 60,
+            "per_test_timeout_s": 1,
+        }
+        fields.update(kw)
+        return Shard(**fields)
+
+    def calls(self, serial: str | None = None) -> list[list[str]]:
+        path = Path(f"{self.scenario_path}.state") / "calls.jsonl"
+        if not path.exists():
+            return []
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        return [r["args"] for r in rows if serial is None or r["serial"] == serial]
+
+    def argv_log(self) -> list[list[str]]:
+        path = self.root / "argv.jsonl"
+        return (
+            [json.loads(x)["argv"] for x in path.read_text().splitlines()] if path.exists() else []
+        )
+
+
+_BUILDER: list[Callable[..., list[str]]] = []
+
+
+def command_builder() -> Callable[..., list[str]]:
+    """The catalog's command template (bot/matrices.toml), loaded once per process."""
+    if not _BUILDER:
+        _BUILDER.append(catalog.load().command_argv)
+    return _BUILDER[0]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Lab:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "adb"
+    # The launcher runs FakeAdb with this interpreter, skipping site: it is called per
+    # adb command, so its start-up time is most of a fake phone's latency.
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{DOUBLES / "fake_adb"}" "$@"\n')
+    launcher.chmod(0o755)
+    checkout, sha = make_checkout(tmp_path)
+    the_lab = Lab(
+        root=tmp_path,
+        bin=bin_dir,
+        scenario_path=tmp_path / "scenario.json",
+        checkout=checkout,
+        sha=sha,
+        state_dir=tmp_path / "state",
+    )
+    the_lab.scenario()
+    return the_lab
