@@ -169,8 +169,12 @@ def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` choices that look like ``word`` (case-insensitive), best first."""
     pool = list(choices)
     lowered = {c.lower(): c for c in pool}
-    hits = difflib.get_close_matches(word.lower(), list(lowered), n=n, cutoff=0.6)
-    return [lowered[h] for h in hits]
+    key = word.lower()
+    hits = difflib.get_close_matches(key, list(lowered), n=n, cutoff=0.6)
+    if len(key) >= 3:
+        # A fragment of a long name ("conv" for "canonicalize_conv") is a fair guess too.
+        hits += [c for c in lowered if key in c and c not in hits]
+    return [lowered[h] for h in hits[:n]]
 
 
 def glob_to_re(pattern: str) -> re.Pattern[str]:

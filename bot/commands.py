@@ -1,0 +1,486 @@
+"""PR comment text -> ``Command`` or ``CommandError`` (pure; nothing here reaches a shell).
+
+Grammar (one command per comment)::
+
+    line     := INDENT? "/qnn" (WS verb)? WS? EOL      INDENT is 0-3 ASCII spaces
+    verb     := "test" (WS test-arg)* | "retry" (WS "failed")? (WS sha-opt)?
+              | "cancel" | "help"
+    test-arg := MATRIX | "auto" | TEST_ID | "--soc" (WS|"=") SOC(","SOC)*
+              | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | sha-opt
+    sha-opt  := "--sha" (WS|"=") HEX{min_sha_prefix..40}
+
+Only a line that starts with ASCII ``/qnn`` followed by a space, a tab or the end of the
+line counts. Fenced code blocks (backticks or tildes), indented code, ``>`` quotes and
+HTML comments are skipped, as GitHub renders them as something other than a command.
+A line that *looks* like ``/qnn`` once Unicode is normalised (full-width solidus,
+Cyrillic letters, zero-width spaces, upper case) is refused with an error rather than run.
+The words are split on ASCII blanks by this module, never by a shell; each must use only
+``A-Z a-z 0-9 _ . , = -`` and is then checked against the catalog: an unknown name is
+answered with close matches. Counts are capped by ``[limits]`` in ``matrices.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bot.catalog import Catalog, close_matches
+from bot.model import TEST_ID_RE
+
+PREFIX = "/qnn"
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,=-]+$")
+HEX_RE = re.compile(r"^[0-9a-f]+$")
+SEED_RE = re.compile(r"^[0-9]{1,10}$")
+FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+QUOTE_RE = re.compile(r"^ {0,3}>")
+COMMAND_RE = re.compile(r"^ {0,3}/qnn(?:[ \t]|$)")
+HTML_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+OPTIONS = ("--soc", "--backend", "--seed", "--sha")
+VERBS = ("test", "retry", "cancel", "help")
+# Characters that render like '/', 'q' or 'n' but are not ASCII, beyond what NFKC folds.
+_CONFUSABLES = str.maketrans(
+    {
+        "\u2215": "/",  # DIVISION SLASH
+        "\u2044": "/",  # FRACTION SLASH
+        "\u29f8": "/",  # BIG SOLIDUS
+        "\u2571": "/",  # BOX DRAWINGS LIGHT DIAGONAL
+        "\u27cb": "/",  # MATHEMATICAL RISING DIAGONAL
+        "\u3033": "/",  # VERTICAL KANA REPEAT MARK UPPER HALF
+        "\u30ce": "/",  # KATAKANA NO
+        "\u4e3f": "/",  # CJK radical slash
+        "\u0338": "/",  # COMBINING LONG SOLIDUS OVERLAY
+        "\u051b": "q",  # CYRILLIC SMALL QA
+        "\u0566": "q",  # ARMENIAN ZA
+        "\u0563": "q",  # ARMENIAN GIM
+        "\u0578": "n",  # ARMENIAN VO
+        "\u057c": "n",  # ARMENIAN RA
+        "\u043f": "n",  # CYRILLIC PE
+        "\u0273": "n",  # LATIN N WITH RETROFLEX HOOK
+        "\u03b7": "n",  # GREEK ETA
+    }
+)
+
+
+class Action(StrEnum):
+    """What a command asks the bot to do."""
+
+    TEST = "test"
+    RETRY = "retry"
+    CANCEL = "cancel"
+    HELP = "help"
+
+
+class CommandError(ValueError):
+    """A comment that holds a /qnn command the bot cannot accept; the text is the reply."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        where = f"line {line}: " if line else ""
+        super().__init__(f"{where}{message}")
+        self.line = line
+        self.reason = message
+
+
+@dataclass(frozen=True)
+class Command:
+    """One validated /qnn command; every name in it is in the catalog."""
+
+    action: Action
+    matrices: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+    auto: bool = False
+    socs: tuple[str, ...] = ()
+    backend: str = ""
+    seed: int = 0
+    sha: str | None = None
+    failed_only: bool = False
+    line: int = field(default=0, compare=False)
+
+    def canonical(self) -> str:
+        """The command as the bot would write it: the rerun line shown in reports."""
+        if self.action is Action.RETRY:
+            words = ["/qnn", "retry"] + (["failed"] if self.failed_only else [])
+        elif self.action is not Action.TEST:
+            words = ["/qnn", self.action.value]
+        else:
+            words = ["/qnn", "test"] + (["auto"] if self.auto else [])
+            words += [*self.matrices, *self.tests]
+            words += ["--soc", ",".join(self.socs), "--backend", self.backend]
+            words += ["--seed", str(self.seed)]
+        if self.sha:
+            words += ["--sha", self.sha]
+        return " ".join(words)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action.value,
+            "matrices": list(self.matrices),
+            "tests": list(self.tests),
+            "auto": self.auto,
+            "socs": list(self.socs),
+            "backend": self.backend,
+            "seed": self.seed,
+            "sha": self.sha,
+            "failed_only": self.failed_only,
+            "line": self.line,
+        }
+
+
+def quote_untrusted(text: str, limit: int = 40) -> str:
+    """Show text from a comment safely inside an inline code span of a bot reply."""
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    escaped = shown.encode("ascii", "backslashreplace").decode("ascii").replace("`", "\\x60")
+    return f"`{escaped}`"
+
+
+def _skeleton(text: str) -> str:
+    """Fold text the way a reader's eye does: NFKC, drop invisible marks, map confusables."""
+    folded = unicodedata.normalize("NFKC", text).translate(_CONFUSABLES)
+    folded = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Mn"))
+    return folded.casefold()
+
+
+def _looks_like_command(line: str) -> bool:
+    skeleton = _skeleton(line.lstrip(" \t\u3000\u00a0"))
+    return skeleton.startswith(PREFIX) and not skeleton[len(PREFIX) : len(PREFIX) + 1].isalnum()
+
+
+def command_lines(body: str) -> list[tuple[int, str]]:
+    """The (1-based line number, text) of lines that start a command.
+
+    Raises CommandError for look-alikes of ``/qnn`` outside code and quotes.
+    """
+    # Hidden HTML comments cannot carry commands; keep line numbers by keeping newlines.
+    visible = HTML_COMMENT_RE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
+    found: list[tuple[int, str]] = []
+    fence: str | None = None
+    for number, raw in enumerate(visible.split("\n"), start=1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if fence is not None:
+            stripped = line.strip(" ")
+            if (
+                len(line) - len(line.lstrip(" ")) <= 3
+                and stripped.startswith(fence)
+                and set(stripped) == {fence[0]}
+            ):
+                fence = None
+            continue
+        opened = FENCE_OPEN_RE.match(line)
+        if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+            fence = opened.group(1)
+            continue
+        if QUOTE_RE.match(line) or line.startswith(("    ", "\t")):
+            continue
+        if COMMAND_RE.match(line):
+            found.append((number, line))
+        elif _looks_like_command(line):
+            raise CommandError(
+                f"{quote_untrusted(line.strip(), 20)} looks like a /qnn command but is not "
+                "plain ASCII `/qnn` at the start of the line, so it was not run. "
+                "Type it again with ASCII characters.",
+                number,
+            )
+    return found
+
+
+def _split_values(token: str, option: str, line: int) -> list[str]:
+    values = [v for v in token.split(",")]
+    if any(not v for v in values):
+        raise CommandError(f"`{option}` has an empty value in {quote_untrusted(token)}", line)
+    return values
+
+
+def _suggest(word: str, choices: Sequence[str], kind: str) -> str:
+    hints = close_matches(word, choices)
+    return f"; did you mean {', '.join(f'`{h}`' for h in hints)}?" if hints else f"; {kind}"
+
+
+def _options(
+    words: Sequence[str], line: int, allowed: Sequence[str]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """Split words into positionals and option values (``--x v`` or ``--x=v``)."""
+    positional: list[str] = []
+    options: dict[str, list[str]] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name not in allowed:
+                hints = close_matches(name, allowed)
+                hint = f"did you mean `{hints[0]}`?" if hints else "options: " + ", ".join(allowed)
+                raise CommandError(f"unknown option {quote_untrusted(name)}; {hint}", line)
+            if not eq:
+                i += 1
+                if i >= len(words) or words[i].startswith("--"):
+                    raise CommandError(f"`{name}` needs a value", line)
+                value = words[i]
+            if not value:
+                raise CommandError(f"`{name}` needs a value", line)
+            options.setdefault(name, []).append(value)
+        elif word.startswith("-"):
+            raise CommandError(
+                f"{quote_untrusted(word)} is not an option; options: {', '.join(allowed)}", line
+            )
+        else:
+            positional.append(word)
+        i += 1
+    return positional, options
+
+
+def _parse_sha(values: list[str] | None, catalog: Catalog, line: int) -> str | None:
+    if not values:
+        return None
+    if len(values) > 1:
+        raise CommandError("`--sha` may be given once", line)
+    sha = values[0].lower()
+    n = catalog.policy.min_sha_prefix
+    if not HEX_RE.match(sha) or not n <= len(sha) <= 40:
+        raise CommandError(
+            f"`--sha` must be {n} to 40 hexadecimal digits of the commit you reviewed, "
+            f"got {quote_untrusted(values[0])}",
+            line,
+        )
+    return sha
+
+
+def _parse_test(words: Sequence[str], catalog: Catalog, line: int) -> Command:
+    limits = catalog.limits
+    positional, options = _options(words, line, OPTIONS)
+    matrices: list[str] = []
+    tests: list[str] = []
+    auto = False
+    for word in positional:
+        if word == "auto":
+            auto = True
+        elif word in catalog.matrices:
+            matrices.append(word)
+        elif TEST_ID_RE.match(word):
+            if word not in catalog.test_ids:
+                raise CommandError(
+                    f"test id `{word}` is not in the registry "
+                    f"({catalog.registry.package} {catalog.registry.version})"
+                    + _suggest(word, sorted(catalog.test_ids), "see `qnn-migrate matrix show`"),
+                    line,
+                )
+            tests.append(word)
+        else:
+            names = sorted(catalog.matrices)
+            raise CommandError(
+                f"{quote_untrusted(word)} is not a matrix, `auto` or a test id "
+                "(`TestClass.test_name`)"
+                + _suggest(word, [*names, "auto"], "matrices: " + ", ".join(names)),
+                line,
+            )
+    matrices = list(dict.fromkeys(matrices))
+    tests = list(dict.fromkeys(tests))
+    if len(tests) > limits.max_test_ids:
+        raise CommandError(
+            f"{len(tests)} test ids named; at most {limits.max_test_ids} per command. "
+            "Name a matrix instead, or split the command.",
+            line,
+        )
+    if len(matrices) > limits.max_matrices:
+        raise CommandError(f"{len(matrices)} matrices; at most {limits.max_matrices}", line)
+    if not (matrices or tests):
+        auto = True
+
+    socs: list[str] = []
+    for value in options.get("--soc", []):
+        for raw in _split_values(value, "--soc", line):
+            soc = raw.upper()
+            if soc not in catalog.socs:
+                raise CommandError(
+                    f"unknown SoC {quote_untrusted(raw)}"
+                    + _suggest(soc, list(catalog.socs), "SoCs: " + ", ".join(catalog.lab_socs)),
+                    line,
+                )
+            if not catalog.socs[soc].in_lab:
+                raise CommandError(
+                    f"no device runner has a {soc} phone; SoCs in the lab: "
+                    + ", ".join(catalog.lab_socs),
+                    line,
+                )
+            socs.append(soc)
+    socs = list(dict.fromkeys(socs)) or list(catalog.defaults.socs)
+    if len(socs) > limits.max_socs:
+        raise CommandError(f"{len(socs)} SoCs; at most {limits.max_socs} per command", line)
+
+    backends = options.get("--backend", [])
+    if len(backends) > 1:
+        raise CommandError("`--backend` may be given once", line)
+    backend = backends[0].lower() if backends else catalog.defaults.backend
+    if backend not in catalog.backends:
+        raise CommandError(
+            f"unknown backend {quote_untrusted(backends[0])}; backends: "
+            + ", ".join(catalog.backends),
+            line,
+        )
+    unsupported = [s for s in socs if backend not in catalog.socs[s].backends]
+    if unsupported:
+        able = [s for s in catalog.lab_socs if backend in catalog.socs[s].backends]
+        raise CommandError(
+            f"backend `{backend}` does not run on {', '.join(unsupported)}; "
+            f"it runs on {', '.join(able) or 'no SoC in the lab'}",
+            line,
+        )
+
+    seeds = options.get("--seed", [])
+    if len(seeds) > 1:
+        raise CommandError("`--seed` may be given once", line)
+    seed = catalog.defaults.seed
+    if seeds:
+        if not SEED_RE.match(seeds[0]) or int(seeds[0]) > limits.max_seed:
+            raise CommandError(
+                f"`--seed` must be a whole number from 0 to {limits.max_seed}, "
+                f"got {quote_untrusted(seeds[0])}",
+                line,
+            )
+        seed = int(seeds[0])
+
+    return Command(
+        action=Action.TEST,
+        matrices=tuple(matrices),
+        tests=tuple(tests),
+        auto=auto,
+        socs=tuple(socs),
+        backend=backend,
+        seed=seed,
+        sha=_parse_sha(options.get("--sha"), catalog, line),
+        line=line,
+    )
+
+
+def parse_line(line: str, catalog: Catalog, number: int = 1) -> Command:
+    """Parse one line that starts with ``/qnn``."""
+    limits = catalog.limits
+    if len(line) > limits.max_line_chars:
+        raise CommandError(
+            f"the /qnn line is {len(line)} characters; at most {limits.max_line_chars}", number
+        )
+    rest = line.lstrip(" ")[len(PREFIX) :]
+    words = rest.replace("\t", " ").split(" ")
+    words = [w for w in words if w]
+    if len(words) > limits.max_tokens:
+        raise CommandError(f"{len(words)} words; at most {limits.max_tokens}", number)
+    for word in words:
+        if not TOKEN_RE.match(word):
+            raise CommandError(
+                f"{quote_untrusted(word)} has characters other than "
+                "`A-Z a-z 0-9 _ . , = -`; commands take only names, ids and numbers",
+                number,
+            )
+    if not words:
+        return Command(Action.HELP, line=number)
+    verb, args = words[0], words[1:]
+    if verb == "test":
+        return _parse_test(args, catalog, number)
+    if verb == "retry":
+        positional, options = _options(args, number, ("--sha",))
+        if positional not in ([], ["failed"]):
+            raise CommandError(
+                f"`/qnn retry` takes only `failed`, got {quote_untrusted(' '.join(positional))}",
+                number,
+            )
+        return Command(
+            Action.RETRY,
+            failed_only=bool(positional),
+            sha=_parse_sha(options.get("--sha"), catalog, number),
+            line=number,
+        )
+    if verb in ("cancel", "help"):
+        if args:
+            raise CommandError(f"`/qnn {verb}` takes no arguments", number)
+        return Command(Action(verb), line=number)
+    raise CommandError(
+        f"unknown command {quote_untrusted(verb)}" + _suggest(verb, VERBS, "see `/qnn help`"),
+        number,
+    )
+
+
+def parse(body: str, catalog: Catalog) -> Command | None:
+    """The comment's command, None if it has none; CommandError if it has a bad one."""
+    limits = catalog.limits
+    if len(body) > limits.max_comment_chars:
+        raise CommandError(
+            f"the comment is {len(body)} characters; the bot reads commands only from "
+            f"comments up to {limits.max_comment_chars}. Post the /qnn line on its own."
+        )
+    if "\x00" in body:
+        raise CommandError("the comment contains a NUL character; post the command again")
+    lines = command_lines(body)
+    if not lines:
+        return None
+    if len(lines) > 1:
+        numbers = ", ".join(str(n) for n, _ in lines)
+        raise CommandError(
+            f"one /qnn command per comment; found them on lines {numbers}. "
+            "Post each command as its own comment."
+        )
+    number, line = lines[0]
+    if not line.isascii() or not line.isprintable():
+        bad = next(ch for ch in line if not ch.isascii() or not ch.isprintable())
+        raise CommandError(
+            f"the /qnn line contains {quote_untrusted(bad)} (U+{ord(bad):04X}); "
+            "commands are plain ASCII",
+            number,
+        )
+    return parse_line(line.rstrip(" \t"), catalog, number)
+
+
+HELP_TEXT = """\
+**QNN device tests bot.** Commands (one per comment, on a line of its own):
+
+| command | what it does |
+|---|---|
+| `/qnn test [MATRIX ...\\|auto\\|TEST_ID ...] [--soc SOC ...] [--backend B] [--seed N]` | run tests on phones at the PR's current head |
+| `/qnn retry [failed]` | run the last command again at the current head (only failed tests with `failed`) |
+| `/qnn cancel` | cancel the device run in progress for this PR |
+| `/qnn help` | this text |
+
+- `auto` (the default) picks the matrices whose guarded files this PR changes.
+- Defaults: {defaults}.
+- Matrices: {matrices}.
+- SoCs with phones: {socs}. Backends: {backends}.
+- Add `--sha <commit>` (at least {min_sha} hex digits) to name the commit you reviewed; it is
+  required when the PR's author cannot start device runs.
+- Device runs may be started by collaborators with {roles} permission.
+- Try a command offline: `echo '/qnn test auto' | qnn-migrate bot parse`.
+"""
+
+
+def help_text(catalog: Catalog) -> str:
+    d = catalog.defaults
+    return HELP_TEXT.format(
+        defaults=f"`--soc {','.join(d.socs)} --backend {d.backend} --seed {d.seed}`",
+        matrices=", ".join(f"`{m}`" for m in catalog.matrices),
+        socs=", ".join(catalog.lab_socs),
+        backends=", ".join(catalog.backends),
+        min_sha=catalog.policy.min_sha_prefix,
+        roles=", ".join(catalog.policy.run_roles),
+    )
+
+
+def command_from_dict(doc: Mapping[str, Any], catalog: Catalog) -> Command:
+    """Rebuild a Command stored by the bot (e.g. in its results comment) and re-validate it."""
+    try:
+        action = Action(doc["action"])
+        command = Command(
+            action=action,
+            matrices=tuple(str(m) for m in doc.get("matrices", [])),
+            tests=tuple(str(t) for t in doc.get("tests", [])),
+            auto=bool(doc.get("auto", False)),
+            socs=tuple(str(s) for s in doc.get("socs", [])),
+            backend=str(doc.get("backend", "")),
+            seed=int(doc.get("seed", 0)),
+            sha=None,
+            failed_only=bool(doc.get("failed_only", False)),
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise CommandError(f"stored command is malformed: {exc}") from exc
+    # Round-trip through the parser so stored state obeys the same rules as a comment.
+    reparsed = parse_line(command.canonical(), catalog)
+    return reparsed

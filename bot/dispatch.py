@@ -1,0 +1,324 @@
+"""``issue_comment`` event -> parse, authorize, pin, plan, dispatch (pure over a gateway).
+
+The order of checks is the security argument, so it is spelled out here:
+
+1. Only ``created`` comments, on an **open pull request**, of this repository, by a
+   person (not this bot, not any ``[bot]``/``Bot`` account). Otherwise: nothing, no call.
+2. The body is parsed offline; no ``/qnn`` line means nothing happens.
+3. Claim the comment with the bot's 👀 reaction. GitHub answers 201 when the reaction is
+   new and 200 when this login already left it, atomically on its side: a redelivered
+   or re-run event gets 200 and stops here, so one comment dispatches at most once.
+4. A malformed command gets 😕 and a reply naming the problem; ``help`` gets the help.
+5. The commenter's role comes from the REST permission API (never ``author_association``);
+   below ``[policy] run_roles`` gets 😕 and a reply saying who may run.
+6. The PR is read now and its head SHA pinned. If the command names ``--sha`` it must be
+   a prefix of that head. If the PR's author could not start runs themselves, ``--sha``
+   is required: otherwise a push between the comment and this read would run unreviewed
+   code on the phones.
+7. Plan, check the caps, ``workflow_dispatch`` the device workflow on the default branch
+   with inputs ``pr``, ``sha``, ``shards`` (JSON), ``comment_id``; then 🚀, a reply that
+   echoes the SHA, the results comment set to "running", and a pending commit status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot import render
+from bot.catalog import Catalog
+from bot.commands import Action, Command, CommandError, command_from_dict, help_text, parse
+from bot.gateway import DispatchedRun, GatewayError, GitHubGateway, IssueComment, PullRequest
+from bot.plan import Plan, PlanError, Selection, check_limits, plan, plan_command, select
+from bot.state import Phase, RunState, find_results_comment
+
+
+@dataclass(frozen=True)
+class BotContext:
+    """What every handler needs besides the event and the gateway."""
+
+    catalog: Catalog
+    bot_login: str
+    links: render.Links
+    dispatch_ref: str | None = None  # None: the repository's default branch
+    durations: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the bot did with one event; ``action`` is stable for tests and logs."""
+
+    action: str  # ignored | duplicate | help | rejected | refused | dispatched | cancelled | failed
+    reason: str
+    plan: Plan | None = None
+    run: DispatchedRun | None = None
+    sha: str | None = None
+
+
+def _is_bot(user: Mapping[str, Any], bot_login: str) -> bool:
+    login = str(user.get("login", ""))
+    return login == bot_login or user.get("type") == "Bot" or login.endswith("[bot]")
+
+
+class _Conversation:
+    """Replies and reactions on one /qnn comment."""
+
+    def __init__(self, gw: GitHubGateway, pr: int, comment_id: int) -> None:
+        self.gw, self.pr, self.comment_id = gw, pr, comment_id
+
+    def refuse(self, action: str, text: str) -> Outcome:
+        self.gw.add_reaction(self.comment_id, "confused")
+        self.gw.create_comment(self.pr, text)
+        return Outcome(action, text.splitlines()[0])
+
+
+def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotContext) -> Outcome:
+    """Act on one ``issue_comment`` webhook payload; see the module docstring for the order."""
+    if event.get("action") != "created":
+        return Outcome("ignored", "only newly created comments are read")
+    issue = event.get("issue") or {}
+    comment = event.get("comment") or {}
+    repository = (event.get("repository") or {}).get("full_name")
+    if "pull_request" not in issue:
+        return Outcome("ignored", "not a pull request")
+    if issue.get("state") != "open":
+        return Outcome("ignored", "the pull request is not open")
+    if repository != gw.repo:
+        return Outcome("ignored", f"event for {repository}, not {gw.repo}")
+    user = comment.get("user") or {}
+    if _is_bot(user, ctx.bot_login):
+        return Outcome("ignored", "comment by a bot")
+    login = str(user.get("login", ""))
+    number = int(issue["number"])
+    comment_id = int(comment["id"])
+    body = comment.get("body") or ""
+    error: CommandError | None = None
+    command: Command | None = None
+    try:
+        command = parse(str(body), ctx.catalog)
+    except CommandError as exc:
+        error = exc
+    if command is None and error is None:
+        return Outcome("ignored", "no /qnn command")
+
+    if not gw.add_reaction(comment_id, "eyes"):
+        return Outcome("duplicate", f"comment {comment_id} was already handled")
+    talk = _Conversation(gw, number, comment_id)
+    if error is not None:
+        return talk.refuse("rejected", render.COMMAND_ERROR.format(error=error))
+    assert command is not None
+    if command.action is Action.HELP:
+        gw.create_comment(number, help_text(ctx.catalog))
+        return Outcome("help", "help sent")
+
+    policy = ctx.catalog.policy
+    role = gw.role(login)
+    if role not in policy.run_roles:
+        return talk.refuse(
+            "refused",
+            render.NOT_ALLOWED.format(
+                login=login,
+                roles=", ".join(policy.run_roles),
+                repo=gw.repo,
+                role=role,
+                command=command.canonical(),
+            ),
+        )
+    pull = gw.pull(number)
+    if pull is None or pull.state != "open":
+        state = "not a pull request" if pull is None else pull.state
+        return talk.refuse("refused", render.NOT_OPEN.format(pr=number, state=state))
+
+    previous = find_results_comment(gw.comments(number), ctx.bot_login)
+    if command.action is Action.CANCEL:
+        return _cancel(gw, ctx, talk, login, previous)
+    return _run(gw, ctx, talk, command, login, pull, previous)
+
+
+def _pin(
+    gw: GitHubGateway, ctx: BotContext, command: Command, login: str, pull: PullRequest
+) -> str | None:
+    """The error text if the head may not run; None if ``pull.head_sha`` is pinned."""
+    head = pull.head_sha
+    if command.sha and not head.startswith(command.sha):
+        return render.SHA_MISMATCH.format(given=command.sha, head=head)
+    if command.sha is None and pull.author != login:
+        if gw.role(pull.author) not in ctx.catalog.policy.run_roles:
+            return render.NEEDS_SHA.format(
+                author=pull.author, head=head, command=command.canonical()
+            )
+    return None
+
+
+def _run(
+    gw: GitHubGateway,
+    ctx: BotContext,
+    talk: _Conversation,
+    command: Command,
+    login: str,
+    pull: PullRequest,
+    previous: tuple[IssueComment, RunState | None] | None,
+) -> Outcome:
+    catalog = ctx.catalog
+    problem = _pin(gw, ctx, command, login, pull)
+    if problem:
+        return talk.refuse("refused", problem)
+    sha = pull.head_sha
+    prior = previous[1] if previous else None
+    note = ""
+    try:
+        if command.action is Action.TEST:
+            files = gw.changed_files(pull.number) if command.auto else None
+            ran = command
+            the_plan = plan_command(
+                command,
+                select(command, catalog, files),
+                catalog=catalog,
+                sha=sha,
+                pr=pull.number,
+                durations=ctx.durations,
+            )
+        else:
+            if prior is None:
+                return talk.refuse("refused", render.NOTHING_TO_RETRY)
+            try:
+                ran = command_from_dict(prior.command, catalog)
+            except CommandError:
+                return talk.refuse("refused", render.NOTHING_TO_RETRY)
+            if command.failed_only:
+                if prior.phase is not Phase.REPORTED:
+                    return talk.refuse("refused", render.NOT_REPORTED.format(sha=prior.sha))
+                if not prior.failed:
+                    return talk.refuse("refused", render.NOTHING_FAILED.format(sha=prior.sha))
+                the_plan = _plan_failed(prior, ctx, ran, sha, pull.number)
+                note = f"retry of {len(prior.failed)} failed test run(s)"
+                if prior.failed_total > len(prior.failed):
+                    note += f" (the first {len(prior.failed)} of {prior.failed_total})"
+            else:
+                files = gw.changed_files(pull.number) if ran.auto else None
+                the_plan = plan_command(
+                    ran,
+                    select(ran, catalog, files),
+                    catalog=catalog,
+                    sha=sha,
+                    pr=pull.number,
+                    durations=ctx.durations,
+                )
+        check_limits(the_plan, catalog.limits)
+    except PlanError as exc:
+        return talk.refuse("refused", f"😕 {exc}")
+
+    if prior is not None and prior.phase is Phase.PENDING and prior.run_id is not None:
+        # One results comment tracks one run: a new command replaces the run in progress.
+        gw.cancel_run(prior.run_id)
+    ref = ctx.dispatch_ref or gw.default_branch()
+    inputs = {
+        "pr": str(pull.number),
+        "sha": sha,
+        "shards": the_plan.to_json(),
+        "comment_id": str(talk.comment_id),
+    }
+    try:
+        run = gw.dispatch(catalog.policy.device_workflow, ref, inputs)
+    except GatewayError as exc:
+        text = render.DISPATCH_FAILED.format(workflow=catalog.policy.device_workflow, error=exc)
+        outcome = talk.refuse("failed", text)
+        return Outcome("failed", outcome.reason, the_plan, None, sha)
+    gw.add_reaction(talk.comment_id, "rocket")
+
+    state = RunState(
+        phase=Phase.PENDING,
+        pr=pull.number,
+        sha=sha,
+        command=ran.to_dict(),
+        requested_by=login,
+        comment_id=talk.comment_id,
+        run_id=run.run_id,
+        run_url=run.html_url,
+        expected=the_plan.expected,
+        note=note,
+    )
+    shards = [(p.shard.soc, p.shard.matrix, len(p.shard.tests)) for p in the_plan.shards]
+    body = render.render_pending(state, ctx.links, shards, catalog)
+    if previous is not None:
+        results = previous[0]
+        if results.body != body:
+            gw.edit_comment(results.id, body)
+    else:
+        results = gw.create_comment(pull.number, body)
+    gw.set_status(
+        sha,
+        "pending",
+        catalog.policy.status_context,
+        f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140],
+        run.html_url or ctx.links.run_url,
+    )
+    gw.create_comment(
+        pull.number,
+        render.ACCEPTED.format(
+            command=command.canonical(),
+            sha=sha,
+            commit_url=ctx.links.commit(sha),
+            shards=len(the_plan.shards),
+            tests=the_plan.expected,
+            socs=", ".join(the_plan.socs),
+            run=f" [Workflow run]({run.html_url})." if run.html_url else "",
+            results_url=results.html_url or ctx.links.comment(pull.number, results.id),
+        ),
+    )
+    return Outcome("dispatched", f"{len(the_plan.shards)} shard(s) at {sha}", the_plan, run, sha)
+
+
+def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: int) -> Plan:
+    """Shards for exactly the failed (SoC, matrix, test) runs of the last report."""
+    catalog = ctx.catalog
+    work: dict[str, list[Selection]] = {}
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for soc, matrix, test in prior.failed:
+        if soc not in catalog.socs or not catalog.socs[soc].in_lab:
+            continue
+        if test not in catalog.test_ids:
+            continue  # the registry changed since; such an id can no longer run
+        grouped.setdefault((soc, matrix), []).append(test)
+    for (soc, matrix), tests in grouped.items():
+        work.setdefault(soc, []).append(Selection(matrix, tuple(dict.fromkeys(tests))))
+    if not work:
+        raise PlanError("none of the failed tests can run any more (SoCs or ids left the catalog)")
+    return plan(
+        work,
+        catalog=catalog,
+        backend=ran.backend,
+        seed=ran.seed,
+        sha=sha,
+        pr=pr,
+        durations=ctx.durations,
+    )
+
+
+def _cancel(
+    gw: GitHubGateway,
+    ctx: BotContext,
+    talk: _Conversation,
+    login: str,
+    previous: tuple[IssueComment, RunState | None] | None,
+) -> Outcome:
+    state = previous[1] if previous else None
+    if previous is None or state is None or state.phase is not Phase.PENDING:
+        return talk.refuse("refused", render.NOTHING_TO_CANCEL)
+    if state.run_id is not None and not gw.cancel_run(state.run_id):
+        return talk.refuse("refused", render.NOTHING_TO_CANCEL)
+    note = f"Cancelled by @{login}."
+    closed = state.with_phase(Phase.CANCELLED, note)
+    gw.edit_comment(previous[0].id, render.render_closed(closed, ctx.links, "cancelled", note))
+    gw.set_status(
+        state.sha,
+        "error",
+        ctx.catalog.policy.status_context,
+        f"cancelled by @{login}"[:140],
+        state.run_url,
+    )
+    gw.add_reaction(talk.comment_id, "rocket")
+    run = f" ([run]({state.run_url}))" if state.run_url else ""
+    gw.create_comment(talk.pr, render.CANCELLED.format(sha=state.sha, run=run, login=login))
+    return Outcome("cancelled", f"run {state.run_id} cancelled", sha=state.sha)

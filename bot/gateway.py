@@ -1,0 +1,92 @@
+"""What the bot needs from GitHub, as a Protocol and plain values (pure; no PyGithub here).
+
+``bot.github_api.PyGithubGateway`` is the real implementation; the orchestration modules
+(``dispatch``, ``report``, ``head``) take any object with these methods, built in ``cli``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class GatewayError(RuntimeError):
+    """GitHub refused or failed a request after retries; the message names the call."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """The facts about a PR that decide whether and what to run."""
+
+    number: int
+    state: str  # "open" or "closed"
+    head_sha: str
+    head_repo: str | None  # "owner/name" of the head branch's repository; None if deleted
+    base_repo: str
+    author: str
+    draft: bool = False
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo != self.base_repo
+
+
+@dataclass(frozen=True)
+class IssueComment:
+    """A comment on a PR's conversation."""
+
+    id: int
+    author: str
+    body: str
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class DispatchedRun:
+    """What GitHub says about a workflow run it just created (ids may be unknown)."""
+
+    run_id: int | None
+    html_url: str | None
+
+
+class GitHubGateway(Protocol):
+    """The GitHub calls the bot makes, on one repository."""
+
+    @property
+    def repo(self) -> str:
+        """``owner/name``."""
+        ...
+
+    def pull(self, number: int) -> PullRequest | None:
+        """The PR, or None when ``number`` is an issue or does not exist."""
+        ...
+
+    def role(self, login: str) -> str:
+        """The user's repository role (admin, maintain, write, triage, read) or ``none``."""
+        ...
+
+    def add_reaction(self, comment_id: int, content: str) -> bool:
+        """React as the bot; True if the reaction is new, False if the bot had already left it."""
+        ...
+
+    def comments(self, issue: int) -> list[IssueComment]:
+        """All comments on the PR's conversation, oldest first."""
+        ...
+
+    def create_comment(self, issue: int, body: str) -> IssueComment: ...
+
+    def edit_comment(self, comment_id: int, body: str) -> None: ...
+
+    def changed_files(self, number: int) -> list[str]: ...
+
+    def default_branch(self) -> str: ...
+
+    def dispatch(self, workflow: str, ref: str, inputs: dict[str, str]) -> DispatchedRun: ...
+
+    def cancel_run(self, run_id: int) -> bool:
+        """Ask GitHub to cancel a run; False if it had already finished."""
+        ...
+
+    def set_status(
+        self, sha: str, state: str, context: str, description: str, target_url: str | None
+    ) -> None: ...

@@ -1,0 +1,173 @@
+"""The real ``GitHubGateway`` over PyGithub: the only module in ``bot/`` that imports ``github``.
+
+Retries 5xx responses and secondary rate limits with PyGithub's ``GithubRetry`` (backoff
+and waits come from ``Settings``), authenticates with a token or as a GitHub App
+installation, and turns every ``GithubException`` into a ``GatewayError`` that names the
+call that failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import github
+from github import Auth, Github, GithubException, GithubRetry
+
+from bot.gateway import DispatchedRun, GatewayError, IssueComment, PullRequest
+from bot.settings import Settings
+
+T = TypeVar("T")
+
+
+def make_client(settings: Settings, write_interval_s: float = 1.0) -> Github:
+    """A PyGithub client for ``settings``; ``write_interval_s`` spaces out writes (GitHub asks 1 s)."""
+    retry = GithubRetry(
+        total=settings.retries,
+        backoff_factor=settings.backoff_factor,
+        secondary_rate_wait=settings.secondary_rate_wait,
+    )
+    auth: Auth.Auth
+    if settings.app is not None:
+        auth = Auth.AppAuth(
+            settings.app.app_id, settings.app.private_key.reveal()
+        ).get_installation_auth(settings.app.installation_id)
+    elif settings.token is not None:
+        auth = Auth.Token(settings.token.reveal())
+    else:  # Settings.from_env guarantees one of the two
+        raise GatewayError("no GitHub credentials: set GITHUB_TOKEN or the QNN_BOT_APP_* variables")
+    return Github(
+        auth=auth,
+        base_url=settings.api_url,
+        retry=retry,
+        timeout=settings.timeout_s,
+        seconds_between_requests=None,
+        seconds_between_writes=write_interval_s or None,
+        lazy=True,
+    )
+
+
+@contextmanager
+def _call(what: str) -> Iterator[None]:
+    try:
+        yield
+    except GithubException as exc:
+        message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+        raise GatewayError(f"GitHub API {what} failed with HTTP {exc.status}: {message}") from exc
+
+
+class PyGithubGateway:
+    """``GitHubGateway`` for one repository, over a PyGithub client built in ``cli``."""
+
+    def __init__(self, client: Github, repository: str) -> None:
+        self._gh = client
+        self._name = repository
+        self._repo = client.get_repo(repository, lazy=True)
+
+    @property
+    def repo(self) -> str:
+        return self._name
+
+    def _path(self, tail: str) -> str:
+        return f"/repos/{self._name}{tail}"
+
+    def _maybe(self, what: str, fn: Callable[[], T], missing: T) -> T:
+        try:
+            return fn()
+        except github.UnknownObjectException:
+            return missing
+        except GithubException as exc:
+            raise GatewayError(f"GitHub API {what} failed with HTTP {exc.status}") from exc
+
+    def pull(self, number: int) -> PullRequest | None:
+        def fetch() -> PullRequest:
+            pr = self._repo.get_pull(number)
+            head_repo = pr.head.repo.full_name if pr.head.repo is not None else None
+            return PullRequest(
+                number=pr.number,
+                state=pr.state,
+                head_sha=pr.head.sha,
+                head_repo=head_repo,
+                base_repo=pr.base.repo.full_name,
+                author=pr.user.login,
+                draft=bool(pr.draft),
+            )
+
+        return self._maybe(f"GET pulls/{number}", fetch, None)
+
+    def role(self, login: str) -> str:
+        return self._maybe(
+            f"GET collaborators/{login}/permission",
+            lambda: str(self._repo.get_collaborator_role_name(login)),
+            "none",
+        )
+
+    def add_reaction(self, comment_id: int, content: str) -> bool:
+        # PyGithub hides the status code, and it is the point here: GitHub answers 201 for a
+        # new reaction and 200 when this user had already left it (a redelivered event).
+        status, _, body = self._gh.requester.requestJson(
+            "POST",
+            self._path(f"/issues/comments/{comment_id}/reactions"),
+            input={"content": content},
+        )
+        if status >= 400:
+            try:
+                message = json.loads(body).get("message", body)
+            except (ValueError, AttributeError):
+                message = body
+            raise GatewayError(f"GitHub API POST reactions failed with HTTP {status}: {message}")
+        return status == 201
+
+    def comments(self, issue: int) -> list[IssueComment]:
+        with _call(f"GET issues/{issue}/comments"):
+            return [
+                IssueComment(c.id, c.user.login, c.body or "", c.html_url)
+                for c in self._repo.get_issue(issue).get_comments()
+            ]
+
+    def create_comment(self, issue: int, body: str) -> IssueComment:
+        with _call(f"POST issues/{issue}/comments"):
+            c = self._repo.get_issue(issue).create_comment(body)
+            return IssueComment(c.id, c.user.login, c.body or "", c.html_url)
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        with _call(f"PATCH issues/comments/{comment_id}"):
+            self._repo.get_issue_comment(comment_id).edit(body)
+
+    def changed_files(self, number: int) -> list[str]:
+        with _call(f"GET pulls/{number}/files"):
+            return [f.filename for f in self._repo.get_pull(number).get_files()]
+
+    def default_branch(self) -> str:
+        with _call("GET repository"):
+            return str(self._gh.get_repo(self._name).default_branch)
+
+    def dispatch(self, workflow: str, ref: str, inputs: dict[str, str]) -> DispatchedRun:
+        with _call(f"POST actions/workflows/{workflow}/dispatches"):
+            run: Any = self._repo.get_workflow(workflow).create_dispatch(
+                ref, inputs, throw=True, return_run_details=True
+            )
+        if isinstance(run, bool):  # a server that answers 204 without run details
+            return DispatchedRun(None, None)
+        return DispatchedRun(int(run.id), str(run.html_url) if run.html_url else None)
+
+    def cancel_run(self, run_id: int) -> bool:
+        try:
+            return bool(self._repo.get_workflow_run(run_id).cancel())
+        except GithubException as exc:
+            if exc.status == 409:  # the run had already finished
+                return False
+            raise GatewayError(
+                f"GitHub API POST actions/runs/{run_id}/cancel failed with HTTP {exc.status}"
+            ) from exc
+
+    def set_status(
+        self, sha: str, state: str, context: str, description: str, target_url: str | None
+    ) -> None:
+        kwargs: dict[str, str] = {"description": description, "context": context}
+        if target_url:
+            kwargs["target_url"] = target_url
+        with _call(f"POST statuses/{sha}"):
+            self._repo.get_commit(sha).create_status(state, **kwargs)

@@ -1,0 +1,384 @@
+"""Markdown the bot writes: the one results comment and its short replies (pure).
+
+The results comment starts with ``state.MARKER`` and ends with the hidden state line. It
+must stay under GitHub's 65,536-character limit, so ``render_report`` tries levels of
+detail from "every test of every SoC x matrix" down to "the first N failures, see logs"
+and keeps the first that fits. Text that came from a device run (failure messages, log
+links) is untrusted: it is escaped, cut short, and links are kept only under the repo's
+own URL.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.catalog import Catalog
+from bot.commands import Action, Command
+from bot.model import Status, Verdict
+from bot.state import MARKER, Phase, RunState
+from bot.summary import Failure, Group, Summary
+
+COMMENT_LIMIT = 65536  # GitHub's cap on a comment body
+MESSAGE_CHARS = 300
+ICON = {
+    Status.PASS: "✅ PASS",
+    Status.FAIL: "❌ FAIL",
+    Status.ERROR: "💥 ERROR",
+    Status.INFRA: "🔧 INFRA",
+    Status.MISSING: "❓ MISSING",
+    Status.SKIP: "⏭️ SKIP",
+}
+HEAD = {
+    "success": "✅",
+    "failure": "❌",
+    "error": "⚠️",
+    "pending": "⏳",
+}
+_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "|": "\\|",
+        "`": "&#96;",
+        "@": "&#64;",  # no mentions from test output
+        "[": "\\[",
+        "]": "\\]",
+        "*": "\\*",
+        "_": "\\_",
+        "~": "\\~",
+        "#": "&#35;",  # no issue links either
+        "\\": "\\\\",
+    }
+)
+
+
+def escape(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """Untrusted text for one table cell: one line, no markup, no mentions, cut short."""
+    flat = re.sub(r"\s+", " ", text.replace("\x00", "")).strip()
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return flat.translate(_ESCAPES)
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where the report may link: the repository's own web URL, and the run's."""
+
+    repo_url: str  # e.g. https://github.com/pytorch/executorch
+    run_url: str | None = None
+
+    def safe(self, url: str | None) -> str | None:
+        """Only links into this repository's own pages survive (log URLs come from runners)."""
+        if not url or not url.startswith(self.repo_url + "/"):
+            return None
+        if any(ch in url for ch in " \t\n<>()[]`\"'"):
+            return None
+        return url
+
+    def comment(self, pr: int, comment_id: int) -> str:
+        return f"{self.repo_url}/pull/{pr}#issuecomment-{comment_id}"
+
+    def commit(self, sha: str) -> str:
+        return f"{self.repo_url}/commit/{sha}"
+
+
+def _origin(state: RunState, links: Links) -> str:
+    command = state.command
+    line = _command_text(command)
+    return (
+        f"`{line}` from @{state.requested_by} "
+        f"([comment]({links.comment(state.pr, state.comment_id)}))"
+    )
+
+
+def _command_text(command: Mapping[str, Any]) -> str:
+    if isinstance(command, Mapping):
+        try:
+            return Command(
+                action=Action(command["action"]),
+                matrices=tuple(command.get("matrices", ())),
+                tests=tuple(command.get("tests", ())),
+                auto=bool(command.get("auto")),
+                socs=tuple(command.get("socs", ())),
+                backend=str(command.get("backend", "")),
+                seed=int(command.get("seed", 0)),
+                failed_only=bool(command.get("failed_only")),
+            ).canonical()
+        except (KeyError, ValueError, TypeError):
+            return "/qnn"
+    return "/qnn"
+
+
+def _pin(state: RunState, links: Links) -> str:
+    return f"[`{state.sha}`]({links.commit(state.sha)})"
+
+
+def render_pending(
+    state: RunState, links: Links, shards: Sequence[tuple[str, str, int]], catalog: Catalog
+) -> str:
+    """The results comment right after dispatch: what will run, where, at which commit.
+
+    ``shards`` holds (soc, matrix, number of tests) per shard.
+    """
+    by_group: dict[tuple[str, str], list[int]] = {}
+    for soc, matrix, n in shards:
+        by_group.setdefault((soc, matrix), []).append(n)
+    rows = "\n".join(
+        f"| {soc} | `{matrix}` | {sum(ns)} | {len(ns)} | ⏳ pending |"
+        for (soc, matrix), ns in by_group.items()
+    )
+    run = f" · [workflow run]({state.run_url})" if state.run_url else ""
+    total = sum(n for _, _, n in shards)
+    return (
+        f"{MARKER}\n"
+        f"## {HEAD['pending']} QNN device tests: running\n\n"
+        f"{_origin(state, links)}{f' ({state.note})' if state.note else ''}\n\n"
+        f"Pinned to {_pin(state, links)} · {len(shards)} shard(s), {total} test runs{run}\n\n"
+        "| SoC | matrix | tests | shards | status |\n|---|---|---:|---:|---|\n"
+        f"{rows}\n\n"
+        "Cancel with `/qnn cancel`. This comment is updated when the run reports.\n"
+        f"{state.line()}\n"
+    )
+
+
+def render_closed(state: RunState, links: Links, title: str, note: str) -> str:
+    """The results comment when a run was cancelled or refused to start."""
+    icon = "⚠️"
+    return (
+        f"{MARKER}\n"
+        f"## {icon} QNN device tests: {title}\n\n"
+        f"{_origin(state, links)}\n\n"
+        f"Pinned to {_pin(state, links)}.\n\n"
+        f"{note}\n\n"
+        "Start again with `/qnn retry` (or a new `/qnn test ...`).\n"
+        f"{state.line()}\n"
+    )
+
+
+def _group_table(group: Group, with_messages: bool) -> str:
+    rows = []
+    for r in group.results:
+        time = f"{r.duration_s:.1f}s" if r.duration_s is not None else ""
+        message = escape(r.message) if with_messages and r.status.is_failure else ""
+        rows.append(f"| `{r.test_id}` | {ICON[r.status]} | {time} | {message} |")
+    return "| test | status | time | detail |\n|---|---|---:|---|\n" + "\n".join(rows)
+
+
+def _counts_row(group: Group, links: Links) -> str:
+    counts = " | ".join(str(group.count(s)) for s in Status)
+    logs = " ".join(
+        f"[{i}]({url})"
+        for i, url in enumerate((u for u in map(links.safe, group.log_urls) if u), start=1)
+    )
+    mark = "✅" if group.ok else "❌"
+    return (
+        f"| {mark} {group.soc} | `{group.matrix}` | {counts} | "
+        f"{group.ran} of {group.expected} | {logs} |"
+    )
+
+
+def _failure_rows(failures: Sequence[Failure], links: Links, with_messages: bool) -> list[str]:
+    rows = []
+    for f in failures:
+        log = links.safe(f.log_url)
+        log_cell = f"[log]({log})" if log else ""
+        message = escape(f.result.message) if with_messages else ""
+        rows.append(
+            f"| {f.soc} | `{f.result.test_id}` | {ICON[f.result.status]} | "
+            f"**{f.verdict.value}** | {log_cell} | {message} |"
+        )
+    return rows
+
+
+def _repro(summary: Summary, catalog: Catalog, state: RunState) -> str:
+    """A local command per SoC that reruns exactly the failed tests (display only)."""
+    command = state.command
+    lines = []
+    by_soc: dict[str, list[str]] = {}
+    for f in summary.failures:
+        by_soc.setdefault(f.soc, []).append(f.result.test_id)
+    for soc, tests in by_soc.items():
+        argv = catalog.command_argv(
+            list(dict.fromkeys(tests)),
+            soc=soc,
+            backend=str(command.get("backend", catalog.defaults.backend)),
+            seed=int(command.get("seed", catalog.defaults.seed)),
+            host="$ADB_HOST",
+            device="$SERIAL",
+        )
+        # Every word is a validated id or catalog value, so quoting is for display only.
+        lines.append(
+            shlex.join(argv).replace("'$ADB_HOST'", "$ADB_HOST").replace("'$SERIAL'", "$SERIAL")
+        )
+    return "\n".join(lines)
+
+
+def _report_body(
+    summary: Summary,
+    state: RunState,
+    links: Links,
+    catalog: Catalog,
+    *,
+    baseline_label: str,
+    head_sha: str | None,
+    level: int,
+    max_failures: int | None,
+) -> str:
+    out = [
+        MARKER,
+        f"## {HEAD[summary.state]} QNN device tests: {summary.headline}",
+        "",
+        _origin(state, links),
+        "",
+        f"Pinned to {_pin(state, links)} · ran **{summary.ran} of {summary.expected}** expected "
+        f"tests on {len({g.soc for g in summary.groups})} SoC(s) · baseline: {baseline_label}"
+        + (f" · [workflow run]({links.run_url})" if links.run_url else ""),
+    ]
+    if head_sha and head_sha != state.sha:
+        out += [
+            "",
+            f"> The PR head has moved to `{head_sha}`; these results are for `{state.sha}`.",
+        ]
+    header = " | ".join(s.value for s in Status)
+    out += [
+        "",
+        f"| SoC | matrix | {header} | ran | logs |",
+        "|---|---|" + "---:|" * len(Status) + "---|---|",
+        *(_counts_row(g, links) for g in summary.groups),
+    ]
+    if summary.failures:
+        shown = summary.failures if max_failures is None else summary.failures[:max_failures]
+        verdicts = ", ".join(
+            f"{summary.verdicts(v)} {v.value}" for v in Verdict if summary.verdicts(v)
+        )
+        out += [
+            "",
+            f"### Failures ({len(summary.failures)}: {verdicts})",
+            "",
+            "| SoC | test | status | vs nightly | log | detail |",
+            "|---|---|---|---|---|---|",
+            *_failure_rows(shown, links, with_messages=level <= 2),
+        ]
+        hidden = len(summary.failures) - len(shown)
+        if hidden:
+            out += ["", f"…and {hidden} more failures; see the logs of the workflow run."]
+    if level <= 1:
+        for g in summary.groups:
+            if level == 1 and g.ok:
+                continue
+            out += [
+                "",
+                f"<details><summary>{g.soc} · {g.matrix}: {g.count(Status.PASS)} of "
+                f"{g.expected} passed</summary>",
+                "",
+                _group_table(g, with_messages=True),
+                "",
+                "</details>",
+            ]
+    out += ["", "**Rerun:** `/qnn retry failed` (failed tests only) · `/qnn retry` (everything)"]
+    if summary.failures and level <= 2:
+        out += [
+            "",
+            "<details><summary>Reproduce the failures locally</summary>",
+            "",
+            "```sh",
+            _repro(summary, catalog, state),
+            "```",
+            "",
+            "</details>",
+        ]
+    out += [state.line(), ""]
+    return "\n".join(out)
+
+
+def render_report(
+    summary: Summary,
+    state: RunState,
+    links: Links,
+    catalog: Catalog,
+    *,
+    baseline_label: str,
+    head_sha: str | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """The results comment, folded as much as needed to fit ``limit`` UTF-8 bytes."""
+
+    def body(level: int, max_failures: int | None = None) -> str:
+        return _report_body(
+            summary,
+            state,
+            links,
+            catalog,
+            baseline_label=baseline_label,
+            head_sha=head_sha,
+            level=level,
+            max_failures=max_failures,
+        )
+
+    def fits(text: str) -> bool:
+        return len(text.encode("utf-8")) <= limit
+
+    for level in range(4):
+        text = body(level)
+        if fits(text):
+            return text
+    lo, hi = 0, len(summary.failures)
+    while lo < hi:  # the most failure rows that still fit
+        mid = (lo + hi + 1) // 2
+        if fits(body(3, mid)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return body(3, lo)
+
+
+# Short replies to a /qnn comment. Each says what happened and what to do next.
+
+ACCEPTED = (
+    "🚀 Running `{command}` at [`{sha}`]({commit_url}) (the PR head when the command was "
+    "accepted): {shards} shard(s), {tests} test runs on {socs}.{run} Results will appear in "
+    "the [results comment]({results_url}). If the head moves before the run starts, the run "
+    "refuses."
+)
+NOT_ALLOWED = (
+    "😕 @{login}, device runs can be started only by collaborators with {roles} permission "
+    "on {repo} (yours: `{role}`). Ask a maintainer to comment `{command}`."
+)
+NEEDS_SHA = (
+    "😕 This PR's author (@{author}) cannot start device runs, so the command must name the "
+    "commit you reviewed, or a later push could run instead. The head is now `{head}`; if "
+    "that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
+)
+SHA_MISMATCH = (
+    "😕 The command names commit `{given}`, but the PR head is `{head}`. Review the new "
+    "commits, then comment again with `--sha {head}`."
+)
+NOT_OPEN = "😕 PR #{pr} is {state}; device runs are started only on open PRs."
+COMMAND_ERROR = "😕 {error}\n\nSee `/qnn help` for the commands, or try one offline with `qnn-migrate bot parse`."
+NOTHING_TO_RETRY = (
+    "😕 There is no earlier device run on this PR to retry. Start one with `/qnn test`."
+)
+NOTHING_FAILED = "😕 Nothing failed in the last run (at `{sha}`); nothing to retry."
+NOT_REPORTED = (
+    "😕 The last run (at `{sha}`) has not reported yet; `/qnn retry failed` needs its results."
+)
+NOTHING_TO_CANCEL = "😕 No device run is in progress on this PR."
+CANCELLED = "🛑 Cancelled the device run at `{sha}`{run}, as @{login} asked."
+DISPATCH_FAILED = (
+    "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
+    "try again later or ask a maintainer to check the workflow."
+)
+
+
+def phase_title(phase: Phase) -> str:
+    return {
+        Phase.PENDING: "running",
+        Phase.REPORTED: "reported",
+        Phase.CANCELLED: "cancelled",
+        Phase.REFUSED: "refused to start",
+    }[phase]

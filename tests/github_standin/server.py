@@ -1,0 +1,788 @@
+"""A local stand-in of the GitHub REST API on 127.0.0.1, for PyGithub to talk real HTTP to.
+
+It keeps repositories, PRs, collaborators, comments, reactions, workflow runs and commit
+statuses in memory, answers the endpoints the bot uses the way GitHub documents them
+(201 vs 200 on reactions, 422 on unexpected workflow inputs, 409 on cancelling a finished
+run, pagination with Link headers, 401 on a bad token), and checks every request it
+receives against the vendored REST description (``rest-api-subset.json``) with
+openapi-core. A request that does not validate is answered 422 and recorded in
+``violations``; the pytest fixture fails the test if any were recorded.
+
+Not a test double of the bot: it is a double of GitHub, named as one.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import re
+import threading
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+from openapi_core import OpenAPI
+from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest
+from werkzeug.test import EnvironBuilder
+
+HERE = Path(__file__).resolve().parent
+SPEC_PATH = HERE / "rest-api-subset.json"
+GITHUB_API = "https://api.github.com"
+COMMENT_LIMIT = 65536
+
+
+@cache
+def rest_description() -> OpenAPI:
+    """The vendored REST description, parsed once per process."""
+    return OpenAPI.from_dict(json.loads(SPEC_PATH.read_text("utf-8")))
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the stand-in saw it."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    status: int = 0
+    login: str | None = None
+
+    @property
+    def json(self) -> Any:
+        return self.body
+
+
+@dataclass
+class Fault:
+    """Answer the next ``count`` matching requests with ``status`` instead of serving them."""
+
+    method: str
+    path_re: re.Pattern[str]
+    status: int
+    count: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Pull:
+    number: int
+    author: str
+    head_sha: str
+    head_repo: str | None
+    head_ref: str = "feature"
+    state: str = "open"
+    draft: bool = False
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comment:
+    id: int
+    issue: int
+    author: str
+    body: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class Run:
+    id: int
+    workflow: str
+    ref: str
+    inputs: dict[str, Any]
+    status: str = "queued"
+    conclusion: str | None = None
+
+
+@dataclass
+class Repo:
+    full_name: str
+    default_branch: str = "main"
+    private: bool = False
+    pulls: dict[int, Pull] = field(default_factory=dict)
+    issues: set[int] = field(default_factory=set)
+    roles: dict[str, str] = field(default_factory=dict)
+    comments: dict[int, Comment] = field(default_factory=dict)
+    reactions: dict[int, dict[str, list[str]]] = field(default_factory=dict)
+    workflows: dict[str, set[str] | None] = field(default_factory=dict)
+    runs: dict[int, Run] = field(default_factory=dict)
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+class GitHubStandIn:
+    """In-memory GitHub with a real HTTP server; see the module docstring and ``fixtures``."""
+
+    def __init__(self, server_url: str = "https://github.com") -> None:
+        self.server_url = server_url
+        self.repos: dict[str, Repo] = {}
+        self.tokens: dict[str, str] = {}  # token -> login
+        self.apps: dict[int, tuple[str, str, int]] = {}  # app id -> (public PEM, slug, installation)
+        self.user_types: dict[str, str] = {}
+        self.requests: list[RecordedRequest] = []
+        self.violations: list[str] = []
+        self.faults: list[Fault] = []
+        self._ids = itertools.count(1_000_001)
+        self._lock = threading.RLock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> GitHubStandIn:
+        """Listen on 127.0.0.1 at a free port; ``base_url`` is then the API root."""
+        standin = self
+
+        class Handler(_Handler):
+            owner = standin
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        port = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    # ----- seeding ---------------------------------------------------------------------
+
+    def add_repo(self, full_name: str, default_branch: str = "main", private: bool = False) -> Repo:
+        with self._lock:
+            repo = Repo(full_name, default_branch, private)
+            self.repos[full_name] = repo
+            return repo
+
+    def add_token(self, token: str, login: str, user_type: str = "User") -> None:
+        with self._lock:
+            self.tokens[token] = login
+            self.user_types[login] = user_type
+
+    def add_app(self, app_id: int, public_pem: str, slug: str, installation_id: int) -> None:
+        """A GitHub App; its installation tokens act as ``<slug>[bot]``."""
+        with self._lock:
+            self.apps[app_id] = (public_pem, slug, installation_id)
+            self.user_types[f"{slug}[bot]"] = "Bot"
+
+    def add_user(self, login: str, role: str | None = None, repo: str | None = None) -> None:
+        """A user; with ``role``, a collaborator of ``repo`` (read/triage/write/maintain/admin)."""
+        with self._lock:
+            self.user_types.setdefault(login, "Bot" if login.endswith("[bot]") else "User")
+            if role is not None:
+                self._repo(repo).roles[login] = role
+
+    def add_pull(
+        self,
+        number: int,
+        *,
+        author: str,
+        head_sha: str,
+        repo: str | None = None,
+        head_repo: str | None = None,
+        files: list[str] | None = None,
+        state: str = "open",
+    ) -> Pull:
+        """A PR; ``head_repo`` defaults to the base repository (a fork PR names its fork)."""
+        with self._lock:
+            r = self._repo(repo)
+            self.add_user(author)
+            pull = Pull(number, author, head_sha, head_repo or r.full_name, files=files or [])
+            pull.state = state
+            r.pulls[number] = pull
+            return pull
+
+    def add_issue(self, number: int, repo: str | None = None) -> None:
+        with self._lock:
+            self._repo(repo).issues.add(number)
+
+    def push(self, number: int, new_sha: str, repo: str | None = None) -> None:
+        """Move a PR's head, as a push (or force-push) to its branch does."""
+        with self._lock:
+            self._repo(repo).pulls[number].head_sha = new_sha
+
+    def add_comment(self, issue: int, author: str, body: str, repo: str | None = None) -> Comment:
+        with self._lock:
+            self.add_user(author)
+            now = _now()
+            c = Comment(next(self._ids), issue, author, body, now, now)
+            self._repo(repo).comments[c.id] = c
+            return c
+
+    def add_workflow(self, file: str, inputs: set[str] | None = None, repo: str | None = None) -> None:
+        """A workflow with a workflow_dispatch trigger; ``inputs`` are the names it declares."""
+        with self._lock:
+            self._repo(repo).workflows[file] = inputs
+
+    def fail_next(
+        self,
+        method: str,
+        path_pattern: str,
+        status: int,
+        count: int = 1,
+        headers: dict[str, str] | None = None,
+        message: str = "Server Error",
+    ) -> None:
+        """Answer the next ``count`` requests whose path matches ``path_pattern`` with ``status``."""
+        with self._lock:
+            self.faults.append(
+                Fault(
+                    method.upper(),
+                    re.compile(path_pattern),
+                    status,
+                    count,
+                    headers or {},
+                    {"message": message, "documentation_url": "https://docs.github.com/rest"},
+                )
+            )
+
+    # ----- inspection ------------------------------------------------------------------
+
+    def _repo(self, name: str | None) -> Repo:
+        if name is None:
+            if len(self.repos) != 1:
+                raise KeyError("name the repository: the stand-in holds several")
+            return next(iter(self.repos.values()))
+        return self.repos[name]
+
+    def comments(self, issue: int, repo: str | None = None) -> list[Comment]:
+        with self._lock:
+            return [c for c in self._repo(repo).comments.values() if c.issue == issue]
+
+    def reactions(self, comment_id: int, repo: str | None = None) -> dict[str, list[str]]:
+        with self._lock:
+            return {k: list(v) for k, v in self._repo(repo).reactions.get(comment_id, {}).items()}
+
+    def runs(self, repo: str | None = None) -> list[Run]:
+        with self._lock:
+            return list(self._repo(repo).runs.values())
+
+    def statuses(self, sha: str, repo: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._repo(repo).statuses.get(sha, []))
+
+    def requests_to(self, method: str, path_pattern: str) -> list[RecordedRequest]:
+        rx = re.compile(path_pattern)
+        with self._lock:
+            return [r for r in self.requests if r.method == method and rx.search(r.path)]
+
+    def writes(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.method != "GET"]
+
+    # ----- JSON shapes (as in the REST description) ---------------------------------------
+
+    def user_json(self, login: str) -> dict[str, Any]:
+        api = f"{self.base_url}/users/{login}"
+        uid = zlib.crc32(login.encode()) % 10_000_000 + 1
+        return {
+            "login": login,
+            "id": uid,
+            "node_id": base64.b64encode(f"U_{login}".encode()).decode(),
+            "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+            "gravatar_id": "",
+            "url": api,
+            "html_url": f"{self.server_url}/{login}",
+            "followers_url": f"{api}/followers",
+            "following_url": f"{api}/following{{/other_user}}",
+            "gists_url": f"{api}/gists{{/gist_id}}",
+            "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{api}/subscriptions",
+            "organizations_url": f"{api}/orgs",
+            "repos_url": f"{api}/repos",
+            "events_url": f"{api}/events{{/privacy}}",
+            "received_events_url": f"{api}/received_events",
+            "type": self.user_types.get(login, "User"),
+            "site_admin": False,
+        }
+
+    def repo_json(self, full_name: str) -> dict[str, Any]:
+        owner, name = full_name.split("/")
+        known = self.repos.get(full_name)
+        return {
+            "id": zlib.crc32(full_name.encode()) % 10_000_000 + 1,
+            "node_id": base64.b64encode(f"R_{full_name}".encode()).decode(),
+            "name": name,
+            "full_name": full_name,
+            "owner": self.user_json(owner),
+            "private": bool(known and known.private),
+            "html_url": f"{self.server_url}/{full_name}",
+            "url": f"{self.base_url}/repos/{full_name}",
+            "fork": known is None,
+            "default_branch": known.default_branch if known else "main",
+        }
+
+    def comment_json(self, repo: Repo, c: Comment) -> dict[str, Any]:
+        kind = "pull" if c.issue in repo.pulls else "issues"
+        return {
+            "id": c.id,
+            "node_id": base64.b64encode(f"IC_{c.id}".encode()).decode(),
+            "url": f"{self.base_url}/repos/{repo.full_name}/issues/comments/{c.id}",
+            "html_url": f"{self.server_url}/{repo.full_name}/{kind}/{c.issue}#issuecomment-{c.id}",
+            "issue_url": f"{self.base_url}/repos/{repo.full_name}/issues/{c.issue}",
+            "body": c.body,
+            "user": self.user_json(c.author),
+            "created_at": c.created_at,
+            "updated_at": c.updated_at,
+            "author_association": "NONE",
+        }
+
+    def pull_json(self, repo: Repo, p: Pull) -> dict[str, Any]:
+        base_api = f"{self.base_url}/repos/{repo.full_name}"
+        head_owner = (p.head_repo or repo.full_name).split("/")[0]
+        return {
+            "url": f"{base_api}/pulls/{p.number}",
+            "id": p.number * 7919,
+            "node_id": base64.b64encode(f"PR_{p.number}".encode()).decode(),
+            "html_url": f"{self.server_url}/{repo.full_name}/pull/{p.number}",
+            "number": p.number,
+            "state": p.state,
+            "locked": False,
+            "title": f"PR {p.number}",
+            "user": self.user_json(p.author),
+            "body": None,
+            "draft": p.draft,
+            "merged": False,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": _now(),
+            "head": {
+                "label": f"{head_owner}:{p.head_ref}",
+                "ref": p.head_ref,
+                "sha": p.head_sha,
+                "user": self.user_json(head_owner),
+                "repo": self.repo_json(p.head_repo) if p.head_repo else None,
+            },
+            "base": {
+                "label": f"{repo.full_name.split('/')[0]}:{repo.default_branch}",
+                "ref": repo.default_branch,
+                "sha": "0" * 40,
+                "user": self.user_json(repo.full_name.split("/")[0]),
+                "repo": self.repo_json(repo.full_name),
+            },
+        }
+
+    # ----- request handling ----------------------------------------------------------------
+
+    def handle(
+        self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes
+    ) -> tuple[int, dict[str, str], Any]:
+        split = urlsplit(raw_path)
+        path, query = split.path, parse_qs(split.query)
+        try:
+            body = json.loads(raw_body) if raw_body else None
+        except json.JSONDecodeError:
+            body = raw_body.decode("utf-8", "replace")
+        record = RecordedRequest(method, path, query, headers, body)
+        with self._lock:
+            self.requests.append(record)
+            problem = self._validate(method, raw_path, headers, raw_body)
+            if problem:
+                self.violations.append(f"{method} {path}: {problem}")
+                record.status = 422
+                return 422, {}, {"message": f"Invalid request: {problem}"}
+            for fault in self.faults:
+                if fault.count > 0 and fault.method == method and fault.path_re.search(path):
+                    fault.count -= 1
+                    record.status = fault.status
+                    return fault.status, dict(fault.headers), fault.body
+            try:
+                login = self._authenticate(path, headers)
+                record.login = login
+                status, out_headers, payload = self._route(method, path, query, body, login)
+            except ApiError as err:
+                status, out_headers = err.status, err.headers
+                payload = {"message": err.message, "documentation_url": "https://docs.github.com/rest"}
+            record.status = status
+            return status, out_headers, payload
+
+    def _validate(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> str:
+        builder = EnvironBuilder(
+            method=method,
+            base_url=GITHUB_API,
+            path=urlsplit(raw_path).path,
+            query_string=urlsplit(raw_path).query,
+            headers={
+                k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")
+            },
+            data=body,
+            content_type=headers.get("Content-Type") or headers.get("content-type"),
+        )
+        try:
+            rest_description().validate_request(WerkzeugOpenAPIRequest(builder.get_request()))
+        except Exception as exc:  # every openapi-core error is a violation, with its reason
+            cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+            return f"{type(exc).__name__}: {exc}{cause}"
+        return ""
+
+    def _authenticate(self, path: str, headers: dict[str, str]) -> str:
+        value = headers.get("Authorization") or headers.get("authorization") or ""
+        scheme, _, credential = value.partition(" ")
+        if path.startswith("/app/"):
+            if scheme.lower() != "bearer":
+                raise ApiError(401, "A JSON web token could not be decoded")
+            try:
+                claims = jwt.decode(credential, options={"verify_signature": False})
+                app_id = int(claims["iss"])
+                public_pem = self.apps[app_id][0]
+                jwt.decode(credential, public_pem, algorithms=["RS256"])
+            except (jwt.PyJWTError, KeyError, ValueError) as exc:
+                raise ApiError(401, f"A JSON web token could not be decoded: {exc}") from exc
+            return f"app:{app_id}"
+        if scheme.lower() not in ("token", "bearer") or credential not in self.tokens:
+            raise ApiError(401, "Bad credentials")
+        return self.tokens[credential]
+
+    def _page(
+        self, items: list[Any], query: dict[str, list[str]], path: str
+    ) -> tuple[int, dict[str, str], Any]:
+        per_page = min(int(query.get("per_page", ["30"])[0]), 100)
+        page = int(query.get("page", ["1"])[0])
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            last = (len(items) + per_page - 1) // per_page
+            headers["Link"] = (
+                f'<{self.base_url}{path}?per_page={per_page}&page={page + 1}>; rel="next", '
+                f'<{self.base_url}{path}?per_page={per_page}&page={last}>; rel="last"'
+            )
+        return 200, headers, chunk
+
+    def _route(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any, login: str
+    ) -> tuple[int, dict[str, str], Any]:
+        for verb, pattern, handler in ROUTES:
+            match = re.fullmatch(pattern, path)
+            if verb == method and match:
+                return handler(self, match, query, body, login)
+        raise ApiError(404, "Not Found")
+
+    def repo_for(self, match: re.Match[str]) -> Repo:
+        name = f"{match['owner']}/{match['repo']}"
+        if name not in self.repos:
+            raise ApiError(404, "Not Found")
+        return self.repos[name]
+
+
+Handler = Callable[
+    [GitHubStandIn, "re.Match[str]", dict[str, list[str]], Any, str],
+    tuple[int, dict[str, str], Any],
+]
+REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
+
+
+def _get_repo(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    return 200, {}, s.repo_json(s.repo_for(m).full_name)
+
+
+def _get_pull(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    pull = repo.pulls.get(int(m["number"]))
+    if pull is None:
+        raise ApiError(404, "Not Found")
+    return 200, {}, s.pull_json(repo, pull)
+
+
+def _get_files(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    pull = repo.pulls.get(int(m["number"]))
+    if pull is None:
+        raise ApiError(404, "Not Found")
+    files = [
+        {
+            "sha": "1" * 40,
+            "filename": f,
+            "status": "modified",
+            "additions": 1,
+            "deletions": 1,
+            "changes": 2,
+            "blob_url": f"{s.server_url}/{repo.full_name}/blob/{pull.head_sha}/{f}",
+            "raw_url": f"{s.server_url}/{repo.full_name}/raw/{pull.head_sha}/{f}",
+            "contents_url": f"{s.base_url}/repos/{repo.full_name}/contents/{f}",
+        }
+        for f in pull.files
+    ]
+    return s._page(files, q, f"/repos/{repo.full_name}/pulls/{pull.number}/files")
+
+
+def _get_permission(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    user = m["username"]
+    if user not in s.user_types:
+        raise ApiError(404, f"{user} is not a user")
+    role = repo.roles.get(user, "none" if repo.private else "read")
+    permission = {"maintain": "write", "triage": "read"}.get(role, role)
+    return 200, {}, {"permission": permission, "role_name": role, "user": s.user_json(user)}
+
+
+def _get_issue(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    number = int(m["number"])
+    if number not in repo.issues and number not in repo.pulls:
+        raise ApiError(404, "Not Found")
+    out = {
+        "id": number,
+        "node_id": f"I_{number}",
+        "number": number,
+        "url": f"{s.base_url}/repos/{repo.full_name}/issues/{number}",
+        "html_url": f"{s.server_url}/{repo.full_name}/issues/{number}",
+        "state": repo.pulls[number].state if number in repo.pulls else "open",
+        "title": f"#{number}",
+        "user": s.user_json(repo.pulls[number].author if number in repo.pulls else "octocat"),
+    }
+    return 200, {}, out
+
+
+def _list_comments(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    number = int(m["number"])
+    if number not in repo.issues and number not in repo.pulls:
+        raise ApiError(404, "Not Found")
+    items = [s.comment_json(repo, c) for c in repo.comments.values() if c.issue == number]
+    return s._page(items, q, f"/repos/{repo.full_name}/issues/{number}/comments")
+
+
+def _check_body(text: Any) -> str:
+    if not isinstance(text, str):
+        raise ApiError(422, "Validation Failed: body is required")
+    if len(text) > COMMENT_LIMIT:
+        raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+    return text
+
+
+def _create_comment(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    number = int(m["number"])
+    if number not in repo.issues and number not in repo.pulls:
+        raise ApiError(404, "Not Found")
+    c = s.add_comment(number, login, _check_body(b.get("body")), repo.full_name)
+    return 201, {"Location": s.comment_json(repo, c)["url"]}, s.comment_json(repo, c)
+
+
+def _get_comment(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    c = repo.comments.get(int(m["comment_id"]))
+    if c is None:
+        raise ApiError(404, "Not Found")
+    return 200, {}, s.comment_json(repo, c)
+
+
+def _edit_comment(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    c = repo.comments.get(int(m["comment_id"]))
+    if c is None:
+        raise ApiError(404, "Not Found")
+    if c.author != login and repo.roles.get(login) not in ("admin", "maintain", "write"):
+        raise ApiError(403, "Resource not accessible by integration")
+    c.body = _check_body(b.get("body"))
+    c.updated_at = _now()
+    return 200, {}, s.comment_json(repo, c)
+
+
+def _reaction_json(s: GitHubStandIn, comment_id: int, login: str, content: str) -> dict[str, Any]:
+    rid = zlib.crc32(f'{comment_id}/{login}/{content}'.encode()) % 10_000_000 + 1
+    return {
+        "id": rid,
+        "node_id": f"REA_{rid}",
+        "user": s.user_json(login),
+        "content": content,
+        "created_at": _now(),
+    }
+
+
+def _list_reactions(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    cid = int(m["comment_id"])
+    if cid not in repo.comments:
+        raise ApiError(404, "Not Found")
+    items = [
+        _reaction_json(s, cid, who, content)
+        for content, people in repo.reactions.get(cid, {}).items()
+        for who in people
+    ]
+    return s._page(items, q, f"/repos/{repo.full_name}/issues/comments/{cid}/reactions")
+
+
+def _create_reaction(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    cid = int(m["comment_id"])
+    if cid not in repo.comments:
+        raise ApiError(404, "Not Found")
+    content = b["content"]
+    people = repo.reactions.setdefault(cid, {}).setdefault(content, [])
+    # GitHub: 200 "Reaction exists" when this user already left it, 201 when created.
+    status = 200 if login in people else 201
+    if status == 201:
+        people.append(login)
+    return status, {}, _reaction_json(s, cid, login, content)
+
+
+def _dispatch(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    workflow = m["workflow_id"]
+    if workflow not in repo.workflows:
+        raise ApiError(404, "Not Found")
+    inputs = b.get("inputs") or {}
+    declared = repo.workflows[workflow]
+    if declared is not None:
+        unexpected = sorted(set(inputs) - declared)
+        if unexpected:
+            raise ApiError(422, f"Unexpected inputs provided: {unexpected}")
+    if any(not isinstance(v, str | bool | int | float) for v in inputs.values()):
+        raise ApiError(422, "inputs values must be strings")
+    if b["ref"] not in (repo.default_branch, f"refs/heads/{repo.default_branch}"):
+        raise ApiError(422, f"No ref found for: {b['ref']}")
+    run = Run(next(s._ids), workflow, b["ref"], dict(inputs))
+    repo.runs[run.id] = run
+    if b.get("return_run_details"):
+        return 200, {}, {
+            "workflow_run_id": run.id,
+            "run_url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
+            "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
+        }
+    return 204, {}, None
+
+
+def _get_run(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    run = repo.runs.get(int(m["run_id"]))
+    if run is None:
+        raise ApiError(404, "Not Found")
+    return 200, {}, {
+        "id": run.id,
+        "name": run.workflow,
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
+        "url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
+    }
+
+
+def _cancel_run(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    run = repo.runs.get(int(m["run_id"]))
+    if run is None:
+        raise ApiError(404, "Not Found")
+    if run.status == "completed":
+        raise ApiError(409, "Cannot cancel a workflow run that is completed.")
+    run.status, run.conclusion = "completed", "cancelled"
+    return 202, {}, {}
+
+
+def _create_status(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    sha = m["sha"]
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise ApiError(422, f"No commit found for SHA: {sha}")
+    entry = {
+        "url": f"{s.base_url}/repos/{repo.full_name}/statuses/{sha}",
+        "id": next(s._ids),
+        "node_id": "SC_1",
+        "state": b["state"],
+        "description": b.get("description"),
+        "target_url": b.get("target_url"),
+        "context": b.get("context", "default"),
+        "created_at": _now(),
+        "updated_at": _now(),
+        "avatar_url": None,
+        "creator": s.user_json(login),
+    }
+    if entry["description"] and len(entry["description"]) > 140:
+        raise ApiError(422, "description is too long (maximum is 140 characters)")
+    repo.statuses.setdefault(sha, []).append(entry)
+    return 201, {}, entry
+
+
+def _app_token(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    app_id = int(login.split(":")[1])
+    _, slug, installation = s.apps[app_id]
+    if int(m["installation_id"]) != installation:
+        raise ApiError(404, "Not Found")
+    token = f"ghs_standin_{app_id}_{next(s._ids)}"
+    s.add_token(token, f"{slug}[bot]", "Bot")
+    return 201, {}, {
+        "token": token,
+        "expires_at": "2099-01-01T00:00:00Z",
+        "permissions": {"issues": "write", "pull_requests": "write", "actions": "write"},
+        "repository_selection": "all",
+    }
+
+
+ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", REPO, _get_repo),
+    ("GET", REPO + r"/pulls/(?P<number>\d+)", _get_pull),
+    ("GET", REPO + r"/pulls/(?P<number>\d+)/files", _get_files),
+    ("GET", REPO + r"/collaborators/(?P<username>[^/]+)/permission", _get_permission),
+    ("GET", REPO + r"/issues/(?P<number>\d+)", _get_issue),
+    ("GET", REPO + r"/issues/(?P<number>\d+)/comments", _list_comments),
+    ("POST", REPO + r"/issues/(?P<number>\d+)/comments", _create_comment),
+    ("GET", REPO + r"/issues/comments/(?P<comment_id>\d+)", _get_comment),
+    ("PATCH", REPO + r"/issues/comments/(?P<comment_id>\d+)", _edit_comment),
+    ("GET", REPO + r"/issues/comments/(?P<comment_id>\d+)/reactions", _list_reactions),
+    ("POST", REPO + r"/issues/comments/(?P<comment_id>\d+)/reactions", _create_reaction),
+    ("POST", REPO + r"/actions/workflows/(?P<workflow_id>[^/]+)/dispatches", _dispatch),
+    ("GET", REPO + r"/actions/runs/(?P<run_id>\d+)", _get_run),
+    ("POST", REPO + r"/actions/runs/(?P<run_id>\d+)/cancel", _cancel_run),
+    ("POST", REPO + r"/statuses/(?P<sha>[^/]+)", _create_status),
+    ("POST", r"/app/installations/(?P<installation_id>\d+)/access_tokens", _app_token),
+]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: GitHubStandIn
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        status, headers, payload = self.owner.handle(
+            self.command, self.path, dict(self.headers.items()), raw
+        )
+        data = b"" if payload is None else json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-GitHub-Api-Version-Selected", "2022-11-28")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+
+def iter_requests(standin: GitHubStandIn) -> Iterator[RecordedRequest]:
+    """Recorded requests in arrival order (a copy, safe while the server runs)."""
+    with standin._lock:
+        return iter(list(standin.requests))
