@@ -143,11 +143,12 @@ def _pin(
     head = pull.head_sha
     if command.sha and not head.startswith(command.sha):
         return render.SHA_MISMATCH.format(given=command.sha, head=head)
-    if command.sha is None and pull.author != login:
-        if gw.role(pull.author) not in ctx.catalog.policy.run_roles:
-            return render.NEEDS_SHA.format(
-                author=pull.author, head=head, command=command.canonical()
-            )
+    if (
+        command.sha is None
+        and pull.author != login
+        and gw.role(pull.author) not in ctx.catalog.policy.run_roles
+    ):
+        return render.NEEDS_SHA.format(author=pull.author, head=head, command=command.canonical())
     return None
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from bot import render
 from bot.dispatch import BotContext, Outcome
-from bot.gateway import GitHubGateway
-from bot.state import Phase, find_results_comment
+from bot.gateway import GitHubGateway, IssueComment
+from bot.state import Phase, RunState, find_results_comment
 
 SUPERSEDED = (
     "The PR head moved to `{head}` while this run was pending on `{sha}`, so the run was "
@@ -30,6 +30,13 @@ ENDED = (
 )
 
 
+def _results(
+    gw: GitHubGateway, pr: int, ctx: BotContext
+) -> tuple[IssueComment | None, RunState | None]:
+    found = find_results_comment(gw.comments(pr), ctx.bot_login)
+    return found if found is not None else (None, None)
+
+
 def handle_pull_request_event(
     event: Mapping[str, Any], gw: GitHubGateway, ctx: BotContext
 ) -> Outcome:
@@ -39,12 +46,11 @@ def handle_pull_request_event(
     if (event.get("repository") or {}).get("full_name") != gw.repo:
         return Outcome("ignored", "event for another repository")
     pull = event.get("pull_request") or {}
-    number = int(event.get("number") or pull.get("number"))
+    number = int(event.get("number") or pull.get("number") or 0)
     head = str((pull.get("head") or {}).get("sha", ""))
-    found = find_results_comment(gw.comments(number), ctx.bot_login)
-    if found is None or found[1] is None or found[1].phase is not Phase.PENDING:
+    comment, state = _results(gw, number, ctx)
+    if comment is None or state is None or state.phase is not Phase.PENDING:
         return Outcome("ignored", "no pending run on this PR")
-    comment, state = found
     if action == "synchronize" and head == state.sha:
         return Outcome("ignored", "the pending run is for the current head")
     if state.run_id is not None:
@@ -71,10 +77,9 @@ def handle_workflow_run_event(
     run = event.get("workflow_run") or {}
     if event.get("action") != "completed":
         return Outcome("ignored", "only completed runs matter")
-    found = find_results_comment(gw.comments(pr), ctx.bot_login)
-    if found is None or found[1] is None:
+    comment, state = _results(gw, pr, ctx)
+    if comment is None or state is None:
         return Outcome("ignored", "no results comment")
-    comment, state = found
     if state.phase is not Phase.PENDING or state.run_id != run.get("id"):
         return Outcome("ignored", "the results comment is not waiting for this run")
     conclusion = str(run.get("conclusion") or "unknown")

@@ -22,8 +22,8 @@ from bot.settings import Settings
 T = TypeVar("T")
 
 
-def make_client(settings: Settings, write_interval_s: float = 1.0) -> Github:
-    """A PyGithub client for ``settings``; ``write_interval_s`` spaces out writes (GitHub asks 1 s)."""
+def make_client(settings: Settings) -> Github:
+    """A PyGithub client for ``settings`` (retries, auth, API URL, write spacing)."""
     retry = GithubRetry(
         total=settings.retries,
         backoff_factor=settings.backoff_factor,
@@ -44,7 +44,7 @@ def make_client(settings: Settings, write_interval_s: float = 1.0) -> Github:
         retry=retry,
         timeout=settings.timeout_s,
         seconds_between_requests=None,
-        seconds_between_writes=write_interval_s or None,
+        seconds_between_writes=settings.write_interval_s or None,
         lazy=True,
     )
 
@@ -134,7 +134,8 @@ class PyGithubGateway:
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         with _call(f"PATCH issues/comments/{comment_id}"):
-            self._repo.get_issue_comment(comment_id).edit(body)
+            url = f"{self._repo.url}/issues/comments/{comment_id}"
+            github.IssueComment.IssueComment(self._gh.requester, url=url).edit(body)
 
     def changed_files(self, number: int) -> list[str]:
         with _call(f"GET pulls/{number}/files"):

@@ -55,13 +55,17 @@ def check_head(
         message = MOVED.format(sha=sha, head=pull.head_sha)
         head = pull.head_sha
     found = find_results_comment(gw.comments(pr), bot_login)
-    if found is not None and found[1] is not None:
-        comment, state = found
-        if state.sha == sha and (comment_id is None or state.comment_id == comment_id):
-            closed = state.with_phase(Phase.REFUSED, message)
-            gw.edit_comment(
-                comment.id, render.render_closed(closed, links, "refused to start", message)
-            )
+    comment, state = found if found is not None else (None, None)
+    if (
+        comment is not None
+        and state is not None
+        and state.sha == sha
+        and (comment_id is None or state.comment_id == comment_id)
+    ):
+        closed = state.with_phase(Phase.REFUSED, message)
+        gw.edit_comment(
+            comment.id, render.render_closed(closed, links, "refused to start", message)
+        )
     gw.set_status(
         sha,
         "error",

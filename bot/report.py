@@ -136,9 +136,7 @@ def report(
     if pr is not None:
         pull = gw.pull(pr)
         head = pull.head_sha if pull else None
-    body = render.render_report(
-        summary, state, links, catalog, baseline_label=label, head_sha=head
-    )
+    body = render.render_report(summary, state, links, catalog, baseline_label=label, head_sha=head)
     written: int | None = None
     created = edited = False
     if pr is not None and not superseded:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -65,7 +65,7 @@ class Settings:
     backoff_factor: float = 1.0
     secondary_rate_wait: float = 60.0
     timeout_s: int = 30
-    extra: Mapping[str, str] = field(default_factory=dict, repr=False)
+    write_interval_s: float = 1.0  # GitHub asks integrations to space out writes
 
     @property
     def repo_url(self) -> str:
@@ -127,6 +127,7 @@ class Settings:
         backoff = number("QNN_BOT_BACKOFF", 1.0)
         secondary = number("QNN_BOT_SECONDARY_RATE_WAIT", 60.0)
         timeout = int(number("QNN_BOT_TIMEOUT", 30))
+        write_interval = number("QNN_BOT_WRITE_INTERVAL", 1.0)
         if missing or bad:
             lines = [f"missing: {m}" for m in missing] + [f"invalid: {b}" for b in bad]
             raise SettingsError(
@@ -157,4 +158,5 @@ class Settings:
             backoff_factor=backoff,
             secondary_rate_wait=secondary,
             timeout_s=timeout,
+            write_interval_s=write_interval,
         )

@@ -74,7 +74,9 @@ def comment_event(
     return event
 
 
-def pull_request_event(*, repo: str, number: int, head_sha: str, action: str = "synchronize") -> dict[str, Any]:
+def pull_request_event(
+    *, repo: str, number: int, head_sha: str, action: str = "synchronize"
+) -> dict[str, Any]:
     event = example(f"pull_request.{action}")
     _set_repo(event, repo)
     event["number"] = number

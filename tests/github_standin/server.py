@@ -140,7 +140,9 @@ class GitHubStandIn:
         self.server_url = server_url
         self.repos: dict[str, Repo] = {}
         self.tokens: dict[str, str] = {}  # token -> login
-        self.apps: dict[int, tuple[str, str, int]] = {}  # app id -> (public PEM, slug, installation)
+        self.apps: dict[
+            int, tuple[str, str, int]
+        ] = {}  # app id -> (public PEM, slug, installation)
         self.user_types: dict[str, str] = {}
         self.requests: list[RecordedRequest] = []
         self.violations: list[str] = []
@@ -237,7 +239,9 @@ class GitHubStandIn:
             self._repo(repo).comments[c.id] = c
             return c
 
-    def add_workflow(self, file: str, inputs: set[str] | None = None, repo: str | None = None) -> None:
+    def add_workflow(
+        self, file: str, inputs: set[str] | None = None, repo: str | None = None
+    ) -> None:
         """A workflow with a workflow_dispatch trigger; ``inputs`` are the names it declares."""
         with self._lock:
             self._repo(repo).workflows[file] = inputs
@@ -419,7 +423,10 @@ class GitHubStandIn:
                 status, out_headers, payload = self._route(method, path, query, body, login)
             except ApiError as err:
                 status, out_headers = err.status, err.headers
-                payload = {"message": err.message, "documentation_url": "https://docs.github.com/rest"}
+                payload = {
+                    "message": err.message,
+                    "documentation_url": "https://docs.github.com/rest",
+                }
             record.status = status
             return status, out_headers, payload
 
@@ -430,7 +437,9 @@ class GitHubStandIn:
             path=urlsplit(raw_path).path,
             query_string=urlsplit(raw_path).query,
             headers={
-                k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")
+                k: v
+                for k, v in headers.items()
+                if k.lower() not in ("content-type", "content-length", "host")
             },
             data=body,
             content_type=headers.get("Content-Type") or headers.get("content-type"),
@@ -607,7 +616,7 @@ def _edit_comment(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str
 
 
 def _reaction_json(s: GitHubStandIn, comment_id: int, login: str, content: str) -> dict[str, Any]:
-    rid = zlib.crc32(f'{comment_id}/{login}/{content}'.encode()) % 10_000_000 + 1
+    rid = zlib.crc32(f"{comment_id}/{login}/{content}".encode()) % 10_000_000 + 1
     return {
         "id": rid,
         "node_id": f"REA_{rid}",
@@ -662,11 +671,15 @@ def _dispatch(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) ->
     run = Run(next(s._ids), workflow, b["ref"], dict(inputs))
     repo.runs[run.id] = run
     if b.get("return_run_details"):
-        return 200, {}, {
-            "workflow_run_id": run.id,
-            "run_url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
-            "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
-        }
+        return (
+            200,
+            {},
+            {
+                "workflow_run_id": run.id,
+                "run_url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
+                "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
+            },
+        )
     return 204, {}, None
 
 
@@ -675,14 +688,18 @@ def _get_run(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> 
     run = repo.runs.get(int(m["run_id"]))
     if run is None:
         raise ApiError(404, "Not Found")
-    return 200, {}, {
-        "id": run.id,
-        "name": run.workflow,
-        "status": run.status,
-        "conclusion": run.conclusion,
-        "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
-        "url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
-    }
+    return (
+        200,
+        {},
+        {
+            "id": run.id,
+            "name": run.workflow,
+            "status": run.status,
+            "conclusion": run.conclusion,
+            "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
+            "url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
+        },
+    )
 
 
 def _cancel_run(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
@@ -727,12 +744,16 @@ def _app_token(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -
         raise ApiError(404, "Not Found")
     token = f"ghs_standin_{app_id}_{next(s._ids)}"
     s.add_token(token, f"{slug}[bot]", "Bot")
-    return 201, {}, {
-        "token": token,
-        "expires_at": "2099-01-01T00:00:00Z",
-        "permissions": {"issues": "write", "pull_requests": "write", "actions": "write"},
-        "repository_selection": "all",
-    }
+    return (
+        201,
+        {},
+        {
+            "token": token,
+            "expires_at": "2099-01-01T00:00:00Z",
+            "permissions": {"issues": "write", "pull_requests": "write", "actions": "write"},
+            "repository_selection": "all",
+        },
+    )
 
 
 ROUTES: list[tuple[str, str, Handler]] = [

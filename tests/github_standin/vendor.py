@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
             hooks_tgz = _npm_pack(WEBHOOKS_PACKAGE, Path(tmp))
         spec = trim(_member(openapi_tgz, "generated/api.github.com.json"))
         (HERE / "rest-api-subset.json").write_text(json.dumps(spec, indent=1) + "\n", "utf-8")
-        examples = {e["name"]: e["examples"] for e in _member(hooks_tgz, "api.github.com/index.json")}
+        examples = {
+            e["name"]: e["examples"] for e in _member(hooks_tgz, "api.github.com/index.json")
+        }
         for event, action, index in WEBHOOKS:
             payload = examples[event][index]
             if payload.get("action") != action:
