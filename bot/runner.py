@@ -84,6 +84,20 @@ class RunSettings:
 
 # ----------------------------------------------------------------------- small helpers
 
+_SECRET_HINTS = ("TOKEN", "SECRET", "PASSWORD", "PRIVATE_KEY", "CREDENTIAL")
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment minus anything that looks like a credential or the runner's own.
+
+    The test process runs the PR's code; it gets no token even if a host has one set.
+    """
+    return {
+        k: v
+        for k, v in env.items()
+        if not k.startswith("ACTIONS_") and not any(h in k.upper() for h in _SECRET_HINTS)
+    }
+
 
 def git_head(checkout: Path, env: Mapping[str, str]) -> str:
     proc = subprocess.run(
@@ -282,7 +296,7 @@ def test_argv(
 
 
 def _child_env(settings: RunSettings) -> dict[str, str]:
-    env = dict(settings.env)
+    env = scrub_env(settings.env)
     env.update(settings.host.env)
     if settings.host.qnn_sdk_root:
         env["QNN_SDK_ROOT"] = settings.host.qnn_sdk_root
