@@ -1,0 +1,349 @@
+"""The lowering API that replaces ``to_edge_transform_and_lower_to_qnn`` with the generic ExecuTorch call.
+
+::
+
+    programs = qnn_export(model, example_inputs, dynamic_shapes=None)
+    with qnn_manager_context(compiler_specs, programs):
+        edge = to_edge_transform_and_lower(
+            programs,
+            transform_passes=qnn_transform_passes(programs, compiler_specs),
+            partitioner=qnn_partitioners(programs, compiler_specs),
+            compile_config=qnn_compile_config(),
+        )
+
+A model (or program) that is not a dict is the single method "forward" and gets single values
+back (a program, a list of passes, a list of partitioners); a dict of methods gets dicts.
+Per-method arguments follow the wrapper's rule (:mod:`qnn_passes.methods`).
+
+Where this differs from the wrapper, on purpose:
+
+* ``passes_job`` and ``dep_table`` are copied, never mutated (the wrapper switches
+  ``ConvertLinearToConv2d`` on in the caller's dict and writes the program into its kwargs);
+* compiler specs keyed by a method that does not exist, a pass table keyed by unknown method
+  names, an unknown pass, a cycle in ``dep_table`` raise :class:`QnnConfigError` naming the
+  method and the problem;
+* constants are lifted inside the QNN passes (:class:`LiftQnnConstants`), and weights the
+  passes replace do not stay behind as unused program inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from qnn_passes import pipeline
+from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
+from qnn_passes.lift_qnn_constants import LiftQnnConstants
+from qnn_passes.methods import (
+    as_methods,
+    method_names,
+    per_method,
+    per_method_specs,
+    per_method_table,
+)
+
+R = TypeVar("R")
+
+# Key in an exported program's graph_module.meta: the export-stage passes qnn_export ran.
+EXPORT_PASSES_META = "qnn_passes.export_passes"
+# The QNN SDK release ExecuTorch 1.5.1's QNN backend is built against.
+QNN_SDK_RELEASE = "QAIRT 2.37"
+_BACKEND_LIBRARIES = {"htp": "QnnHtp", "gpu": "QnnGpu", "lpai": "QnnLpai", "dsp": "QnnDsp"}
+
+
+def _options(specs: list[Any]) -> Any:
+    from executorch.backends.qualcomm.partition.utils import generate_qnn_executorch_option
+    from executorch.backends.qualcomm.serialization.qc_schema_serialize import (
+        flatbuffer_to_option,
+    )
+
+    return flatbuffer_to_option(generate_qnn_executorch_option(specs))
+
+
+def backend_of(specs: list[Any]) -> Any:
+    """The QnnExecuTorchBackendType that ``specs`` select."""
+    return _options(specs).backend_options.backend_type
+
+
+def variant_of(backend_type: Any) -> str:
+    """Pipeline variant for a backend type: htp/gpu/lpai, else "base" (as ExecuTorch falls back)."""
+    name = str(backend_type)
+    return name if name in pipeline.VARIANTS else "base"
+
+
+def _pass_manager_cls(backend_type: Any) -> Any:
+    from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls
+
+    return get_qnn_pass_manager_cls(backend_type)
+
+
+def _default_backend() -> Any:
+    from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
+
+    return QnnExecuTorchBackendType.kHtpBackend
+
+
+def _check_debugger(specs: Mapping[str, list[Any]], is_dict: bool, where: str) -> None:
+    # Intermediate tensor dumps key their output by debug handle, which collide across methods.
+    if not is_dict or len(specs) == 1:
+        return
+    dumping = [name for name, s in specs.items() if _options(s).dump_intermediate_outputs]
+    if dumping:
+        raise QnnConfigError(
+            f"{where}: compiler specs for method(s) {dumping} enable dump_intermediate_outputs, "
+            f"which supports one method only, but there are {len(specs)} ({list(specs)}). "
+            "Lower one method at a time while dumping intermediate outputs."
+        )
+
+
+def qnn_export(
+    model: Any,
+    example_inputs: Any,
+    dynamic_shapes: Any = None,
+    *,
+    compiler_specs: Any = None,
+) -> Any:
+    """``torch.export`` (strict) each method and run QNN's export-stage passes on it.
+
+    Args:
+        model: an ``nn.Module``/``GraphModule``, or a dict of them keyed by method name.
+        example_inputs: a tuple of inputs, or a dict of tuples keyed by method name.
+        dynamic_shapes: as for ``torch.export.export``, or a dict keyed by method name.
+        compiler_specs: optional; selects the backend whose export-stage passes run
+            (HTP's when omitted; LPAI's differ, so pass the specs when lowering to LPAI).
+
+    Returns an ExportedProgram, or a dict of them for a dict of methods.
+    """
+    from executorch.backends.qualcomm.utils.qnn_sdk_setup import (
+        disable_mkldnn_on_amd,
+        setup_qnn_sdk,
+    )
+
+    # As the wrapper does, before any tracing: the SDK setup may re-execute the interpreter,
+    # and the AMD guard has to precede any eager run of the model.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+    import torch
+
+    models = as_methods(model)
+    names = list(models)
+    inputs = per_method(example_inputs, names)
+    shapes = per_method(dynamic_shapes, names)
+    specs = per_method_specs(compiler_specs, names) if compiler_specs is not None else None
+    if specs is not None:
+        _check_debugger(specs, isinstance(model, dict), "qnn_export")
+
+    programs: dict[str, Any] = {}
+    for name, module in models.items():
+        if inputs[name] is None:
+            raise QnnConfigError(
+                f"qnn_export: no example inputs for method '{name}'; pass a tuple, or a dict "
+                f"of tuples keyed by {names}."
+            )
+        try:
+            program = torch.export.export(
+                module, inputs[name], dynamic_shapes=shapes[name], strict=True
+            )
+        except Exception as err:
+            err.add_note(f"qnn_export: while exporting method '{name}' (strict=True)")
+            raise
+        backend = backend_of(specs[name]) if specs is not None else _default_backend()
+        manager = _pass_manager_cls(backend)()
+        program = manager.transform_for_export_pipeline(program)
+        program.graph_module.meta[EXPORT_PASSES_META] = tuple(
+            p.__name__ for p in manager.get_export_passes()
+        )
+        programs[name] = program
+    return programs if isinstance(model, dict) else programs[names[0]]
+
+
+def _check_exported(name: str, program: Any, backend: Any) -> None:
+    needed = tuple(p.__name__ for p in _pass_manager_cls(backend).get_export_passes())
+    ran = program.graph_module.meta.get(EXPORT_PASSES_META)
+    if ran is None:
+        raise QnnConfigError(
+            f"qnn_transform_passes: the program for method '{name}' did not come from "
+            "qnn_export, so QNN's export-stage passes have not run on it; create it with "
+            "qnn_export(model, example_inputs, compiler_specs=...)."
+        )
+    if tuple(ran) != needed:
+        missing = [p for p in needed if p not in ran]
+        raise QnnConfigError(
+            f"qnn_transform_passes: method '{name}' was exported for another QNN backend: its "
+            f"compiler specs select {variant_of(backend)}, whose export stage also runs "
+            f"{missing or 'a different pass list'}. Call qnn_export(..., "
+            "compiler_specs=compiler_specs) with the same specs."
+        )
+
+
+def qnn_transform_passes(
+    programs: Any,
+    compiler_specs: Any,
+    passes_job: Any = None,
+    dep_table: Any = None,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    convert_linear_to_conv2d: bool = False,
+) -> Any:
+    """The QNN to-edge transform passes for each method, ending with :class:`LiftQnnConstants`.
+
+    ``passes_job``/``dep_table`` are ExecuTorch-style tables (from
+    ``QnnPassManager.get_capture_program_passes()`` /
+    ``get_passes_dependency_for_capture_program()``), per method or shared; ExecuTorch's
+    CanonicalizeConv, ConvertLinearToConv2d and AnnotateGetAttr in them run as this package's
+    implementations. Returns a list of passes, or a dict of lists for a dict of programs.
+    """
+    progs = as_methods(programs)
+    names = list(progs)
+    specs = per_method_specs(compiler_specs, names)
+    _check_debugger(specs, isinstance(programs, dict), "qnn_transform_passes")
+    jobs = per_method_table(passes_job, names, what="passes_job")
+    tables = per_method_table(dep_table, names, what="dep_table")
+    annotate_get_attr = pipeline.resolve(pipeline.REANNOTATES_GET_ATTR)
+
+    result: dict[str, list[Any]] = {}
+    for name in names:
+        backend = backend_of(specs[name])
+        _check_exported(name, progs[name], backend)
+        solved = pipeline.plan(
+            variant_of(backend),
+            jobs[name],
+            tables[name],
+            convert_linear_to_conv2d=convert_linear_to_conv2d,
+            method=name,
+        )
+        passes = pipeline.instantiate(
+            solved,
+            program=progs[name],
+            compiler_specs=specs[name],
+            skip_node_id_set=skip_node_id_set,
+            skip_node_op_set=skip_node_op_set,
+        )
+        passes.append(
+            LiftQnnConstants(
+                check_quant_attrs=any(p.cls is annotate_get_attr for p in solved.active),
+                method=name,
+            )
+        )
+        result[name] = passes
+    return result if isinstance(programs, dict) else result[names[0]]
+
+
+def qnn_partitioners(
+    programs: Any,
+    compiler_specs: Any,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+) -> Any:
+    """``[QnnPartitioner(...)]`` per method (a dict of lists for a dict of programs)."""
+    from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
+
+    names = method_names(programs)
+    specs = per_method_specs(compiler_specs, names)
+    result = {
+        name: [
+            QnnPartitioner(
+                specs[name],
+                skip_node_id_set=skip_node_id_set,
+                skip_node_op_set=skip_node_op_set,
+                skip_mutable_buffer=skip_mutable_buffer,
+            )
+        ]
+        for name in names
+    }
+    return result if isinstance(programs, dict) else result[names[0]]
+
+
+def qnn_compile_config() -> Any:
+    """The EdgeCompileConfig QNN lowers with (IR validity checks off, as the wrapper)."""
+    from executorch.backends.qualcomm.utils.utils import qnn_edge_config
+
+    return qnn_edge_config()
+
+
+class QnnManagerSession(contextlib.AbstractContextManager["QnnManagerSession"]):
+    """What ``QnnManagerContext`` does inside the wrapper, as a reusable object.
+
+    ``with session: ...`` starts one QNN manager per backend type for the lowering and
+    destroys them on exit; ``session.run(fn, *args, **kwargs)`` does the same around one call
+    and returns its result, for places a ``with`` block cannot go (a lambda, a comprehension,
+    an argument).
+    """
+
+    def __init__(self, specs: dict[str, list[Any]]) -> None:
+        self.specs = specs
+        self._active: Any = None
+
+    def __enter__(self) -> QnnManagerSession:
+        if self._active is not None:
+            raise RuntimeError(
+                "qnn_manager_context: this context is already active; create another one "
+                "with qnn_manager_context(...) to nest lowerings."
+            )
+        # Looked up on the module at entry, so the lifecycle module stays the one source.
+        from executorch.backends.qualcomm.utils import qnn_manager_lifecycle
+
+        context = qnn_manager_lifecycle.QnnManagerContext(self.specs)
+        try:
+            context.__enter__()
+        except RuntimeError as err:
+            explained = _explain_start_failure(self.specs)
+            if explained is not None:
+                raise explained from err
+            raise
+        self._active = context
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        context, self._active = self._active, None
+        return context.__exit__(exc_type, exc, tb) if context is not None else None
+
+    def run(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+        """Enter, return ``fn(*args, **kwargs)``, exit."""
+        with self:
+            return fn(*args, **kwargs)
+
+
+def _explain_start_failure(specs: Mapping[str, list[Any]]) -> QnnSdkMissingError | None:
+    """A QnnSdkMissingError if a backend library cannot be loaded, else None (another failure)."""
+    from executorch.backends.qualcomm.utils.check_qnn_version import get_qnn_lib_name
+
+    missing: dict[str, list[str]] = {}
+    reasons = []
+    for name, s in specs.items():
+        backend = str(backend_of(s))
+        library = get_qnn_lib_name(_BACKEND_LIBRARIES.get(backend, "QnnHtp"))
+        try:
+            ctypes.CDLL(library)
+        except OSError as err:
+            if library not in missing:
+                reasons.append(str(err))
+            missing.setdefault(library, []).append(name)
+    if not missing:
+        return None
+    what = "; ".join(f"{lib} (method(s) {methods})" for lib, methods in missing.items())
+    return QnnSdkMissingError(
+        f"qnn_manager_context: cannot start the QNN backend, the QNN SDK library {what} "
+        f"cannot be loaded ({'; '.join(reasons)}). Install the QNN SDK ({QNN_SDK_RELEASE}), "
+        "set QNN_SDK_ROOT to its root and add $QNN_SDK_ROOT/lib/x86_64-linux-clang to "
+        f"LD_LIBRARY_PATH (now QNN_SDK_ROOT={os.environ.get('QNN_SDK_ROOT')!r}, "
+        f"LD_LIBRARY_PATH={os.environ.get('LD_LIBRARY_PATH')!r})."
+    )
+
+
+def qnn_manager_context(compiler_specs: Any, programs: Any) -> QnnManagerSession:
+    """A :class:`QnnManagerSession` for the methods of ``programs`` (context manager with ``.run``)."""
+    names = method_names(programs)
+    specs = per_method_specs(compiler_specs, names)
+    _check_debugger(specs, isinstance(programs, dict), "qnn_manager_context")
+    return QnnManagerSession(specs)
