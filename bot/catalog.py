@@ -75,8 +75,8 @@ class Limits:
     """Caps on comment size, tokens, ids, SoCs and planned work."""
 
     max_comment_chars: int = 65536
-    max_line_chars: int = 2000
-    max_tokens: int = 64
+    max_line_chars: int = 4096
+    max_tokens: int = 96
     max_test_ids: int = 64
     max_matrices: int = 8
     max_socs: int = 6

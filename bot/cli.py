@@ -298,14 +298,16 @@ def load_results(results_dir: Path, planned: list[Shard]) -> list[ShardResult]:
     return list(found.values())
 
 
-def load_baseline(path: Path | None) -> Baseline:
-    """The nightly baseline, read by the runner side's ``bot.baseline.load_baseline``."""
-    if path is None:
+def load_baseline(directory: Path | None) -> Baseline:
+    """The nightly baseline (``<SOC>.json`` files), read by the runner side's ``bot.baseline``."""
+    if directory is None:
         return Baseline()
     baseline_mod: Any = importlib.import_module("bot.baseline")
-    loaded = baseline_mod.load_baseline(path)
+    loaded, warnings = baseline_mod.load_model(directory)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     if not isinstance(loaded, Baseline):
-        raise ModelError(f"{path}: bot.baseline.load_baseline did not return a Baseline")
+        raise ModelError(f"{directory}: bot.baseline.load_model did not return a Baseline")
     return loaded
 
 
@@ -323,11 +325,11 @@ def load_baseline(path: Path | None) -> Baseline:
     help="Downloaded shard artifacts: result.json files, or junit.xml under <shard-id>/.",
 )
 @click.option(
-    "--baseline",
+    "--baseline-dir",
     "baseline_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The latest nightly baseline file (bot.baseline format).",
+    help="The nightly baselines (<SOC>.json, bot.baseline format); none: all UNCLASSIFIED.",
 )
 @click.option("--comment-id", type=int, default=None, help="Dispatch input `comment_id`.")
 @CATALOG_OPTION

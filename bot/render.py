@@ -88,10 +88,10 @@ class Links:
 
 
 def _origin(state: RunState, links: Links) -> str:
-    command = state.command
-    line = _command_text(command)
+    if not state.requested_by:  # no record of the command (e.g. the comment was deleted)
+        return "Device run (its /qnn command is not on record)"
     return (
-        f"`{line}` from @{state.requested_by} "
+        f"`{_command_text(state.command)}` from @{state.requested_by} "
         f"([comment]({links.comment(state.pr, state.comment_id)}))"
     )
 
@@ -169,12 +169,12 @@ def _group_table(group: Group, with_messages: bool) -> str:
     return "| test | status | time | detail |\n|---|---|---:|---|\n" + "\n".join(rows)
 
 
-def _counts_row(group: Group, links: Links) -> str:
+def _counts_row(group: Group, links: Links, max_logs: int) -> str:
     counts = " | ".join(str(group.count(s)) for s in Status)
-    logs = " ".join(
-        f"[{i}]({url})"
-        for i, url in enumerate((u for u in map(links.safe, group.log_urls) if u), start=1)
-    )
+    urls = list(dict.fromkeys(u for u in map(links.safe, group.log_urls) if u))
+    logs = " ".join(f"[{i}]({url})" for i, url in enumerate(urls[:max_logs], start=1))
+    if len(urls) > max_logs:
+        logs += f" +{len(urls) - max_logs}"
     mark = "✅" if group.ok else "❌"
     return (
         f"| {mark} {group.soc} | `{group.matrix}` | {counts} | "
@@ -249,7 +249,7 @@ def _report_body(
         "",
         f"| SoC | matrix | {header} | ran | logs |",
         "|---|---|" + "---:|" * len(Status) + "---|---|",
-        *(_counts_row(g, links) for g in summary.groups),
+        *(_counts_row(g, links, 8 if level <= 1 else 0) for g in summary.groups),
     ]
     if summary.failures:
         shown = summary.failures if max_failures is None else summary.failures[:max_failures]

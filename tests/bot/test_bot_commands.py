@@ -1,0 +1,251 @@
+"""The comment grammar: named hostile cases, and properties over arbitrary text (hypothesis)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.catalog import Catalog
+from bot.commands import Action, Command, CommandError, command_from_dict, help_text, parse
+
+CONV = "canonicalize_conv"
+FP_CONV2D = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"
+
+
+def ok(body: str, catalog: Catalog) -> Command:
+    command = parse(body, catalog)
+    assert command is not None
+    return command
+
+
+def err(body: str, catalog: Catalog) -> str:
+    with pytest.raises(CommandError) as info:
+        parse(body, catalog)
+    return str(info.value)
+
+
+def test_defaults_come_from_the_data(catalog: Catalog) -> None:
+    c = ok(f"/qnn test {CONV}", catalog)
+    assert (c.action, c.matrices, c.socs, c.backend, c.seed) == (
+        Action.TEST,
+        (CONV,),
+        ("SM8650",),
+        "htp",
+        1126,
+    )
+    assert c.canonical() == f"/qnn test {CONV} --soc SM8650 --backend htp --seed 1126"
+
+
+def test_full_test_command(catalog: Catalog) -> None:
+    c = ok(
+        f"/qnn test {CONV} auto {FP_CONV2D} --soc sm8650,SM8750 --soc SM8850 --backend=gpu "
+        "--seed 7 --sha 0123456789abCDEF",
+        catalog,
+    )
+    assert c.matrices == (CONV,) and c.auto and c.tests == (FP_CONV2D,)
+    assert c.socs == ("SM8650", "SM8750", "SM8850")
+    assert (c.backend, c.seed, c.sha) == ("gpu", 7, "0123456789abcdef")
+
+
+def test_bare_test_means_auto_and_bare_qnn_means_help(catalog: Catalog) -> None:
+    assert ok("/qnn test", catalog).auto
+    assert ok("/qnn", catalog).action is Action.HELP
+    assert ok("/qnn help", catalog).action is Action.HELP
+
+
+def test_retry_cancel(catalog: Catalog) -> None:
+    assert ok("/qnn retry", catalog) == Command(Action.RETRY)
+    assert ok("/qnn retry failed", catalog).failed_only
+    assert ok("/qnn cancel", catalog).action is Action.CANCEL
+    assert "takes only `failed`" in err("/qnn retry everything", catalog)
+    assert "takes no arguments" in err("/qnn cancel now", catalog)
+
+
+def test_only_a_line_starting_with_qnn_counts(catalog: Catalog) -> None:
+    assert parse("please run /qnn test", catalog) is None
+    assert parse("- /qnn test", catalog) is None
+    assert parse("/qnnx test", catalog) is None
+    assert ok("LGTM\n\n   /qnn test canonicalize_conv\nthanks", catalog).line == 3
+    assert parse("    /qnn test", catalog) is None  # indented code
+    assert parse("\t/qnn test", catalog) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\n/qnn test\n```",
+        "~~~~\n/qnn test\n~~~~",
+        "```sh\nfoo\n/qnn test\n",  # an unclosed fence runs to the end
+        "> /qnn test",
+        "  > quoted\n> /qnn cancel",
+        "<!-- \n/qnn test\n-->",
+        "<!-- /qnn test -->",
+    ],
+)
+def test_code_quotes_and_html_comments_are_ignored(body: str, catalog: Catalog) -> None:
+    assert parse(body, catalog) is None
+
+
+def test_a_fence_closed_then_a_command(catalog: Catalog) -> None:
+    assert ok("```\n/qnn cancel\n```\n/qnn retry", catalog).action is Action.RETRY
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "/ＱＮＮ test",  # full-width letters
+        "／qnn test",  # full-width solidus
+        "∕qnn test",  # division slash
+        "/qոո test",  # Armenian vo
+        "/ԛnn test",  # Cyrillic qa
+        "/q\u200bnn test",  # zero-width space
+        "/qnn\u00a0test",  # no-break space after /qnn
+        "/QNN test",
+        "\u2044qnn test",  # fraction slash
+    ],
+)
+def test_unicode_look_alikes_are_refused_not_run(body: str, catalog: Catalog) -> None:
+    assert "looks like a /qnn command" in err(body, catalog)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("/qnn test canonicalize_conv;rm -rf /", "characters other than"),
+        ("/qnn test $(reboot)", "characters other than"),
+        ("/qnn test `id`", "characters other than"),
+        ("/qnn test a|b", "characters other than"),
+        ("/qnn test --soc SM8650&&id", "characters other than"),
+        ("/qnn test canonicalize_conv'", "characters other than"),
+        ("/qnn test TestQNNFloatingPointOperator.test_qnn_backend_conv2d\x00", "NUL"),
+        ("/qnn test Test\x00X.test_y", "NUL"),
+        ("/qnn test TestA.test_b\r\n/qnn cancel", "one /qnn command per comment"),
+        ("/qnn test canonicalize_conv\u2028--soc SM8650", "U+2028"),
+        ("/qnn test canonicalize_conv é", "U+00E9"),
+    ],
+)
+def test_shell_metacharacters_newlines_and_nuls(body: str, needle: str, catalog: Catalog) -> None:
+    assert needle in err(body, catalog)
+
+
+def test_unknown_names_get_close_matches(catalog: Catalog) -> None:
+    assert "did you mean `canonicalize_conv`" in err("/qnn test canonicalise_conv", catalog)
+    assert "did you mean `canonicalize_conv`" in err("/qnn test conv", catalog)
+    message = err("/qnn test TestQNNFloatingPointOperator.test_qnn_backend_conv2", catalog)
+    assert "not in the registry (executorch 1.5.1)" in message
+    assert "`TestQNNFloatingPointOperator.test_qnn_backend_conv2d`" in message
+    assert "did you mean `SM8650`" in err("/qnn test --soc SM8605", catalog)
+    assert "did you mean `test`" in err("/qnn tset", catalog)
+    assert "did you mean `--soc`" in err("/qnn test --socs SM8650", catalog)
+    assert "unknown backend `npu`; backends: htp, gpu, lpai" in err(
+        "/qnn test --backend npu", catalog
+    )
+
+
+def test_catalog_rules(catalog: Catalog) -> None:
+    assert "no device runner has a SA8797 phone" in err("/qnn test --soc SA8797", catalog)
+    assert "runs on SM8850, SAR2230P" in err("/qnn test --backend lpai", catalog)
+    assert ok("/qnn test --backend lpai --soc SM8850", catalog).backend == "lpai"
+    assert "whole number" in err("/qnn test --seed -1", catalog)
+    assert "whole number" in err("/qnn test --seed 99999999999", catalog)
+    assert "12 to 40 hexadecimal" in err("/qnn test --sha abc123", catalog)
+    assert "needs a value" in err("/qnn test --soc", catalog)
+    assert "may be given once" in err("/qnn test --seed 1 --seed 2", catalog)
+
+
+def test_caps(catalog: Catalog) -> None:
+    ids = sorted(catalog.test_ids)[:65]
+    assert "at most 64 per command" in err("/qnn test " + " ".join(ids), catalog)
+    socs = ",".join(catalog.lab_socs[:7])
+    assert "at most 6" in err(f"/qnn test --soc {socs}", catalog)
+    assert "words; at most 96" in err("/qnn test" + " auto" * 100, catalog)
+    assert "at most 4096" in err("/qnn test " + "a" * 4100, catalog)
+
+
+def test_a_one_megabyte_comment_is_refused_quickly(catalog: Catalog) -> None:
+    body = "/qnn test canonicalize_conv\n" + "x" * (1 << 20)
+    assert "the bot reads commands only from comments up to 65536" in err(body, catalog)
+
+
+def test_errors_never_echo_markup_or_mentions(catalog: Catalog) -> None:
+    message = err("/qnn test @maintainers`", catalog)
+    assert "`@maintainers\\x60`" in message  # inside a code span, backtick escaped
+
+
+def test_stored_commands_are_revalidated(catalog: Catalog) -> None:
+    c = ok(f"/qnn test {CONV} --soc SM8750", catalog)
+    assert command_from_dict(c.to_dict(), catalog) == c
+    doc = c.to_dict() | {"socs": ["SM8750;id"]}
+    with pytest.raises(CommandError):
+        command_from_dict(doc, catalog)
+
+
+def test_help_lists_the_data(catalog: Catalog) -> None:
+    text = help_text(catalog)
+    assert "`canonicalize_conv`" in text and "SM8650" in text and "write" in text
+
+
+# ---------------------------------------------------------------- properties (hypothesis)
+
+_alphabet = st.sampled_from(
+    list("/qnt estauo-_.,=;|&$`'\"\\\n\r\t >~#*") + ["\x00", "ｑ", "\u200b", "\u2028", "é", "𝐪"]
+)
+_word = st.sampled_from(
+    [
+        "/qnn",
+        "test",
+        "retry",
+        "failed",
+        "cancel",
+        "help",
+        "auto",
+        "canonicalize_conv",
+        "convert_linear_to_conv2d",
+        "--soc",
+        "--backend",
+        "--seed",
+        "--sha",
+        "SM8650",
+        "sm8750,SM8850",
+        "lpai",
+        "gpu",
+        "1126",
+        FP_CONV2D,
+        "TestQNNFloatingPointOperator.test_nope",
+        "TestX.test_y",
+        "```",
+        "> ",
+        "\n",
+        " ",
+    ]
+)
+_bodies = st.one_of(
+    st.text(max_size=300),
+    st.text(_alphabet, max_size=200),
+    st.lists(st.one_of(_word, st.text(_alphabet, max_size=4)), max_size=30).map(" ".join),
+    st.lists(_word, max_size=20).map(lambda ws: "/qnn " + " ".join(ws)),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_bodies)
+def test_parser_raises_only_its_own_error_and_yields_only_catalog_names(
+    body: str, catalog: Catalog
+) -> None:
+    try:
+        command = parse(body, catalog)
+    except CommandError as exc:
+        assert str(exc)
+        return
+    if command is None:
+        return
+    assert set(command.tests) <= catalog.test_ids
+    assert set(command.matrices) <= set(catalog.matrices)
+    assert all(catalog.socs[s].in_lab for s in command.socs)
+    if command.action is Action.TEST:
+        assert command.backend in catalog.backends and command.socs
+        assert all(command.backend in catalog.socs[s].backends for s in command.socs)
+    # A parsed command always round-trips through its canonical text.
+    again = parse(command.canonical(), catalog)
+    assert again is not None and again.canonical() == command.canonical()

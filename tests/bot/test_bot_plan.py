@@ -1,0 +1,100 @@
+"""Planning: one shard per SoC x matrix x chunk, auto from changed files, caps, JSON contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.catalog import Catalog
+from bot.commands import parse
+from bot.model import ModelError
+from bot.plan import ADHOC, Plan, PlanError, check_limits, plan_command, select
+
+SHA = "1" * 40
+CONV = "canonicalize_conv"
+LIN = "convert_linear_to_conv2d"
+
+
+def _plan(body: str, catalog: Catalog, files: list[str] | None = None) -> Plan:
+    command = parse(body, catalog)
+    assert command is not None
+    return plan_command(command, select(command, catalog, files), catalog=catalog, sha=SHA, pr=9)
+
+
+def test_one_shard_per_soc_and_chunk(catalog: Catalog) -> None:
+    p = _plan(f"/qnn test {CONV} {LIN} --soc SM8650,SM8750", catalog)
+    ids = [s.shard.id for s in p.shards]
+    assert ids == [
+        "sm8650-canonicalize_conv-1",
+        "sm8650-canonicalize_conv-2",
+        "sm8650-convert_linear_to_conv2d-1",
+        "sm8650-convert_linear_to_conv2d-2",
+        "sm8750-canonicalize_conv-1",
+        "sm8750-canonicalize_conv-2",
+        "sm8750-convert_linear_to_conv2d-1",
+        "sm8750-convert_linear_to_conv2d-2",
+    ]
+    assert p.expected == 2 * (16 + 11)
+    per_soc = [t for s in p.shards if s.shard.soc == "SM8650" for t in s.shard.tests]
+    assert sorted(per_soc) == sorted(catalog.matrices[CONV].tests + catalog.matrices[LIN].tests)
+    first = p.shards[0]
+    assert first.runs_on == ("self-hosted", "qnn", "sm8650")
+    assert (first.shard.sha, first.shard.pr, first.shard.seed, first.shard.backend) == (
+        SHA,
+        9,
+        1126,
+        "htp",
+    )
+
+
+def test_auto_uses_the_changed_files(catalog: Catalog) -> None:
+    p = _plan("/qnn test auto", catalog, ["backends/qualcomm/_passes/convert_linear_to_conv2d.py"])
+    assert p.matrices == (LIN,)
+    with pytest.raises(PlanError, match="found no matrix guarding the 1 file"):
+        _plan("/qnn test auto", catalog, ["README.md"])
+
+
+def test_named_tests_form_the_adhoc_matrix_and_duplicates_run_once(catalog: Catalog) -> None:
+    in_conv = catalog.matrices[CONV].tests[0]
+    other = "TestQNNQuantizedOperator.test_qnn_backend_abs"
+    p = _plan(f"/qnn test {CONV} {in_conv} {other}", catalog)
+    assert p.matrices == (CONV, ADHOC)
+    all_tests = [t for s in p.shards for t in s.shard.tests]
+    assert all_tests.count(in_conv) == 1 and other in all_tests
+
+
+def test_durations_balance_the_chunks(catalog: Catalog) -> None:
+    command = parse(f"/qnn test {CONV}", catalog)
+    assert command is not None
+    tests = catalog.matrices[CONV].tests
+    durations = {t: (100.0 if i == 0 else 1.0) for i, t in enumerate(tests)}
+    p = plan_command(
+        command, select(command, catalog), catalog=catalog, sha=SHA, pr=1, durations=durations
+    )
+    heavy = next(s for s in p.shards if tests[0] in s.shard.tests)
+    assert len(heavy.shard.tests) < len(tests) // 2
+
+
+def test_json_round_trip_is_the_dispatch_contract(catalog: Catalog) -> None:
+    p = _plan(f"/qnn test {CONV}", catalog)
+    doc = json.loads(p.to_json())
+    assert set(doc[0]) == {"shard", "runs_on"}
+    assert Plan.from_json(p.to_json()) == p
+    with pytest.raises(ModelError):
+        Plan.from_json(json.dumps([{"shard": {"id": "x"}, "runs_on": []}]))
+    with pytest.raises(ModelError, match="unique"):
+        Plan.from_json(json.dumps(doc + doc))
+
+
+def test_limits(catalog: Catalog) -> None:
+    p = _plan(f"/qnn test {CONV} --soc SM8650", catalog)
+    check_limits(p, catalog.limits)
+    from dataclasses import replace
+
+    with pytest.raises(PlanError, match="at most 10"):
+        check_limits(p, replace(catalog.limits, max_test_runs=10))
+    with pytest.raises(PlanError, match="shards; at most 1"):
+        check_limits(p, replace(catalog.limits, max_shards=1))
+    with pytest.raises(PlanError, match="workflow_dispatch"):
+        check_limits(p, replace(catalog.limits, max_dispatch_chars=100))

@@ -1,0 +1,151 @@
+"""Rendering: golden markdown, verdicts, escaping of untrusted text, and the size limit."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import check_golden
+from reports import RUN, SHA, baseline_for, results_for
+
+from bot.catalog import Catalog
+from bot.commands import parse
+from bot.model import Baseline, ShardResult, Status, TestResult, Verdict
+from bot.plan import Selection, plan, plan_command, select
+from bot.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
+from bot.state import MARKER, STATE_RE, Phase, RunState
+from bot.summary import summarize
+
+LINKS = Links("https://github.com/qnn-lab/executorch", RUN)
+
+
+def _state(
+    catalog: Catalog, body: str = "/qnn test canonicalize_conv --soc SM8650,SM8750"
+) -> RunState:
+    command = parse(body, catalog)
+    assert command is not None
+    return RunState(Phase.REPORTED, 7, SHA, command.to_dict(), "maint", 1000001, 4242, RUN)
+
+
+def _shards(catalog: Catalog) -> list:
+    command = parse("/qnn test canonicalize_conv --soc SM8650,SM8750", catalog)
+    assert command is not None
+    p = plan_command(command, select(command, catalog), catalog=catalog, sha=SHA, pr=7)
+    return [x.shard for x in p.shards]
+
+
+def test_summary_verdicts(catalog: Catalog) -> None:
+    shards = _shards(catalog)
+    summary = summarize(results_for(shards), baseline_for(shards, catalog))
+    verdicts = {(f.soc, f.result.status): f.verdict for f in summary.failures}
+    assert verdicts[("SM8650", Status.FAIL)] is Verdict.NEW
+    assert verdicts[("SM8650", Status.ERROR)] is Verdict.PRE_EXISTING
+    assert verdicts[("SM8650", Status.MISSING)] is Verdict.FLAKY
+    assert verdicts[("SM8750", Status.INFRA)] is Verdict.INFRA
+    assert summary.state == "failure" and summary.headline == "1 new failure"
+    assert (summary.ran, summary.expected) == (30, 32)
+
+
+def test_verdict_states() -> None:
+    from bot.model import Shard
+
+    shard = Shard("s", "m", "SM8650", "htp", 1, ("TestA.test_a",), "a" * 40)
+
+    def state(status: Status, history: list[Status] | None = None) -> str:
+        result = ShardResult.complete(shard, [TestResult("TestA.test_a", status)])
+        baseline = Baseline(history={("SM8650", "TestA.test_a"): tuple(history or [])})
+        return summarize([result], baseline).state
+
+    assert state(Status.PASS) == "success"
+    assert state(Status.SKIP) == "success"
+    assert state(Status.FAIL) == "failure"  # no baseline: UNCLASSIFIED blocks
+    assert state(Status.FAIL, [Status.FAIL]) == "success"  # pre-existing
+    assert state(Status.INFRA) == "error"
+    assert state(Status.MISSING, [Status.PASS]) == "failure"
+
+
+def test_report_golden(catalog: Catalog) -> None:
+    shards = _shards(catalog)
+    summary = summarize(results_for(shards), baseline_for(shards, catalog))
+    body = render_report(
+        summary,
+        _state(catalog).with_phase(Phase.REPORTED),
+        LINKS,
+        catalog,
+        baseline_label="nightly at `babe11111111`",
+        head_sha="d" * 40,
+    )
+    check_golden("report.md", body)
+    assert body.startswith(MARKER)
+    assert "ran **30 of 32** expected" in body
+    assert "&lt;b&gt;&#64;here&lt;/b&gt;" in body and "@here" not in body
+
+
+def test_pending_golden(catalog: Catalog) -> None:
+    shards = _shards(catalog)
+    state = _state(catalog).with_phase(Phase.PENDING)
+    body = render_pending(state, LINKS, [(s.soc, s.matrix, len(s.tests)) for s in shards], catalog)
+    check_golden("pending.md", body)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a|b", "a\\|b"),
+        ("line1\nline2\r\n", "line1 line2"),
+        ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))"),
+        (
+            "@org/team #12 `code` <img src=x>",
+            "&#64;org/team &#35;12 &#96;code&#96; &lt;img src=x&gt;",
+        ),
+        ("x" * 400, "x" * 299 + "…"),
+    ],
+)
+def test_escape(text: str, expected: str) -> None:
+    assert escape(text) == expected
+
+
+def test_log_links_only_into_the_repository() -> None:
+    assert LINKS.safe(RUN + "/job/1") == RUN + "/job/1"
+    assert LINKS.safe("https://evil.example/x") is None
+    assert LINKS.safe("https://github.com/qnn-lab/executorch.evil/x") is None
+    assert LINKS.safe(RUN + "/job/1)[x](https://evil") is None
+
+
+def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> None:
+    ids = sorted(catalog.test_ids)
+    socs = list(catalog.socs)[:20]
+    the_plan = plan(
+        {s: [Selection("all", tuple(ids))] for s in socs},
+        catalog=catalog,
+        backend="htp",
+        seed=1126,
+        sha=SHA,
+        pr=7,
+    )
+    results = [
+        ShardResult.complete(
+            p.shard,
+            [
+                TestResult(t, Status.FAIL, 3.0, "AssertionError: " + "mismatch " * 60)
+                for t in p.shard.tests
+            ],
+            log_url=RUN + "/job/9",
+        )
+        for p in the_plan.shards
+    ]
+    summary = summarize(results, Baseline())
+    assert len(summary.failures) == len(ids) * 20
+    state = _state(catalog)
+    failed = tuple((f.soc, f.matrix, f.result.test_id) for f in summary.failures)
+    from dataclasses import replace
+
+    body = render_report(
+        summary,
+        replace(state, failed=failed, failed_total=len(failed)),
+        LINKS,
+        catalog,
+        baseline_label="no nightly baseline",
+    )
+    assert len(body.encode("utf-8")) <= COMMENT_LIMIT
+    assert body.startswith(MARKER) and STATE_RE.search(body)
+    assert f"ran **{len(ids) * 20} of {len(ids) * 20}** expected" in body
+    assert "more failures; see the logs" in body
