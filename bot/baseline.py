@@ -71,6 +71,17 @@ class SocBaseline:
         """The test's statuses, oldest first, skipping nights it did not run."""
         return [s for s in self.tests.get(test_id, ()) if s is not None]
 
+    def without(self, run: RunInfo) -> SocBaseline:
+        """This history minus ``run`` (a re-run of the same night compares with the one before)."""
+        keep = [i for i, r in enumerate(self.runs) if r != run]
+        tests = {t: tuple(seen[i] for i in keep) for t, seen in self.tests.items()}
+        return SocBaseline(
+            self.soc,
+            self.window,
+            tuple(self.runs[i] for i in keep),
+            {t: seen for t, seen in tests.items() if any(s is not None for s in seen)},
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,

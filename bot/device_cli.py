@@ -330,7 +330,7 @@ def nightly_record(
             except baseline_mod.BaselineError as exc:
                 # Starting the history again is better than failing every night after.
                 click.echo(f"warning: {exc}; starting {soc}'s history again", err=True)
-        befores[soc] = before
+        befores[soc] = before.without(run) if before else None
         after = baseline_mod.record(before, soc, tonight, run, window)
         afters.append(after)
         baselines_dir.mkdir(parents=True, exist_ok=True)

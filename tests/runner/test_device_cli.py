@@ -1,0 +1,208 @@
+"""device_cli.py through click: run-shard with a host config, device check/list, nightly record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bot import baseline, device_cli, quarantine
+from bot.baseline import RunInfo
+from bot.model import Shard, ShardResult, Status, TestResult
+
+from .conftest import FP, Lab
+
+
+def host_toml(lab: Lab, **extra: str) -> Path:
+    lines = [
+        f'executorch_dir = "{lab.checkout}"',
+        f'python = "{lab.host().python}"',
+        f'state_dir = "{lab.state_dir}"',
+        "lock_wait_s = 0.5",
+        *(f"{k} = {v}" for k, v in extra.items()),
+        "",
+        "[[devices]]",
+        'serial = "PHONE_A"',
+        'soc = "SM8650"',
+        "",
+        "[[devices]]",
+        'serial = "PHONE_B"',
+        'soc = "sm8650"',
+    ]
+    path = lab.root / "host.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_run_shard_from_a_dispatched_entry_with_the_host_config(lab: Lab) -> None:
+    lab.scenario(tests={f"{FP}.test_qnn_backend_add": "fail"})
+    shard = lab.shard(f"{FP}.test_qnn_backend_abs", f"{FP}.test_qnn_backend_add")
+    entry = lab.root / "shard.json"
+    entry.write_text(
+        json.dumps({"shard": shard.to_dict(), "runs_on": ["self-hosted", "qnn", "sm8650"]})
+    )
+    out = lab.root / "out"
+    env = lab.env() | {"QNN_RUNNER_CONFIG": str(host_toml(lab)), "GITHUB_TOKEN": "must-not-leak"}
+    result = CliRunner().invoke(
+        device_cli.run_shard, ["--shard", str(entry), "--out", str(out)], env=env
+    )
+    assert result.exit_code == device_cli.EXIT_FAILED, result.output
+    assert "sm8650-m-1: ran 2 of 2 expected tests, 1 passed (1 FAIL)" in result.output
+    saved = ShardResult.from_dict(json.loads((out / "result.json").read_text()))
+    assert [r.status for r in saved.results] == [Status.PASS, Status.FAIL]
+    assert saved.device == "PHONE_A"
+
+
+def test_run_shard_exit_codes_for_green_and_refused(lab: Lab) -> None:
+    config = host_toml(lab)
+    good = lab.root / "good.json"
+    good.write_text(json.dumps(lab.shard(f"{FP}.test_qnn_backend_abs").to_dict()))
+    args = ["--shard", str(good), "--host-config", str(config), "--out", str(lab.root / "o1")]
+    assert CliRunner().invoke(device_cli.run_shard, args, env=lab.env()).exit_code == 0
+
+    moved = lab.root / "moved.json"
+    moved.write_text(json.dumps(lab.shard(f"{FP}.test_qnn_backend_abs", sha="c" * 40).to_dict()))
+    args = ["--shard", str(moved), "--host-config", str(config), "--out", str(lab.root / "o2")]
+    refused = CliRunner().invoke(device_cli.run_shard, args, env=lab.env())
+    assert refused.exit_code == device_cli.EXIT_INPUT
+    assert "the checkout is wrong or the PR head moved" in refused.output
+
+
+def test_run_shard_rejects_bad_input_with_the_reason(lab: Lab) -> None:
+    bad = lab.root / "bad.json"
+    bad.write_text(json.dumps({"id": "x", "tests": ["not a test id"]}))
+    result = CliRunner().invoke(device_cli.run_shard, ["--shard", str(bad)], env=lab.env())
+    assert result.exit_code == device_cli.EXIT_INPUT
+    assert "error:" in result.output
+
+    broken = lab.root / "host.toml"
+    broken.write_text('executorch_dir = 3\n[[devices]]\nserial = "a b"\nsoc = "SM8650"\n')
+    good = lab.root / "good.json"
+    good.write_text(json.dumps(lab.shard(f"{FP}.test_qnn_backend_abs").to_dict()))
+    result = CliRunner().invoke(
+        device_cli.run_shard, ["--shard", str(good), "--host-config", str(broken)]
+    )
+    assert result.exit_code == device_cli.EXIT_INPUT
+    assert "characters adb serials never use" in result.output
+
+
+def test_device_check_lifts_quarantine_and_list_shows_it(lab: Lab) -> None:
+    config = host_toml(lab)
+    quarantine.put(lab.state_dir, "PHONE_A", "adb command failed")
+    listed = CliRunner().invoke(
+        device_cli.device, ["list", "--host-config", str(config)], env=lab.env()
+    )
+    rows = [json.loads(line) for line in listed.output.splitlines()]
+    assert [(r["serial"], r["quarantined"]) for r in rows] == [
+        ("PHONE_A", True),
+        ("PHONE_B", False),
+    ]
+
+    ok = CliRunner().invoke(
+        device_cli.device,
+        ["check", "--serial", "PHONE_A", "--host-config", str(config)],
+        env=lab.env(),
+    )
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["quarantine_lifted"] is True
+    assert quarantine.get(lab.state_dir, "PHONE_A") is None
+
+    lab.scenario(devices={"PHONE_A": {"state": "unauthorized"}})
+    bad = CliRunner().invoke(
+        device_cli.device,
+        ["check", "--serial", "PHONE_A", "--host-config", str(config)],
+        env=lab.env(),
+    )
+    assert bad.exit_code == device_cli.EXIT_FAILED
+    assert "unauthorized" in json.loads(bad.output)["reason"]
+    assert quarantine.get(lab.state_dir, "PHONE_A") is not None
+
+
+def test_nightly_record_updates_baselines_and_plans_the_issue(tmp_path: Path) -> None:
+    sha = "d" * 40
+    abs_id, add_id = f"{FP}.test_qnn_backend_abs", f"{FP}.test_qnn_backend_add"
+    s1 = Shard("sm8650-m-1", "m", "SM8650", "htp", 1126, (abs_id,), sha)
+    s2 = Shard("sm8650-m-2", "m", "SM8650", "htp", 1126, (add_id,), sha)
+    shards = tmp_path / "shards.json"
+    shards.write_text(
+        json.dumps(
+            [{"shard": s.to_dict(), "runs_on": ["self-hosted", "qnn", "sm8650"]} for s in (s1, s2)]
+        )
+    )
+    res = tmp_path / "results" / "qnn-result-sm8650-m-1"
+    res.mkdir(parents=True)
+    (res / "result.json").write_text(
+        json.dumps(
+            ShardResult.complete(s1, [TestResult(abs_id, Status.FAIL, 1.0, "mismatch")]).to_dict()
+        )
+    )
+    (tmp_path / "results" / "junk").mkdir()
+    (tmp_path / "results" / "junk" / "result.json").write_text("{not json")
+    bdir = tmp_path / "baselines"
+    bdir.mkdir()
+    before = baseline.record(
+        None,
+        "SM8650",
+        [
+            ShardResult.complete(
+                Shard("x", "m", "SM8650", "htp", 1, (abs_id, add_id), "e" * 40),
+                [TestResult(abs_id, Status.PASS), TestResult(add_id, Status.PASS)],
+            )
+        ],
+        RunInfo("e" * 40, "2026-11-01T02:00:00Z"),
+    )
+    (bdir / "SM8650.json").write_text(before.to_json())
+    issues = tmp_path / "issues.json"
+    issues.write_text(
+        json.dumps(
+            [
+                {
+                    "number": 12,
+                    "author": {"login": "app/github-actions", "is_bot": True},
+                    "body": "<!-- qnn-nightly-issue -->\nold",
+                }
+            ]
+        )
+    )
+    body = tmp_path / "issue.md"
+    args = [
+        "record",
+        "--shards-file",
+        str(shards),
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--baselines-dir",
+        str(bdir),
+        "--sha",
+        sha,
+        "--date",
+        "2026-11-02T02:00:00Z",
+        "--run-url",
+        "https://github.com/o/r/actions/runs/2",
+        "--issues-file",
+        str(issues),
+        "--issue-out",
+        str(body),
+    ]
+    result = CliRunner().invoke(device_cli.nightly_group, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output.splitlines()[-1])
+    assert out["action"] == "update" and out["issue"] == 12 and out["new_failures"] == 1
+    assert "junk/result.json: ignored" in result.output
+    after = baseline.loads((bdir / "SM8650.json").read_text())
+    # The shard with no result file counts as INFRA, which is not a failure of the code.
+    assert after.tests[abs_id] == (Status.PASS, Status.FAIL)
+    assert after.tests[add_id] == (Status.PASS, Status.INFRA)
+    text = body.read_text()
+    assert (
+        "test_qnn_backend_abs` | FAIL | PASS | mismatch" in text
+        and "test_qnn_backend_add" not in text
+    )
+
+    # The report job re-run for the same night compares with the night before, not with
+    # itself, and does not count the night twice.
+    again = CliRunner().invoke(device_cli.nightly_group, [*args[:-1], str(tmp_path / "again.md")])
+    assert json.loads(again.output.splitlines()[-1])["action"] == "update"
+    assert (tmp_path / "again.md").read_text() == text
+    assert len(baseline.loads((bdir / "SM8650.json").read_text()).runs) == 2

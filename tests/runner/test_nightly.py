@@ -1,0 +1,176 @@
+"""nightly.py: what changed since last night, and the one issue that says so.
+
+The issue text is checked against tests/runner/golden/nightly_issue.md; regenerate it with
+``QNN_REGEN_GOLDEN=1 .venv/bin/pytest -p no:xdist tests/runner/test_nightly.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from bot import baseline, nightly
+from bot.baseline import RunInfo, SocBaseline
+from bot.model import Shard, ShardResult, Status, TestResult
+from bot.nightly import ExistingIssue
+
+GOLDEN = Path(__file__).parent / "golden"
+P, F, E, INF, M, S = (
+    Status.PASS,
+    Status.FAIL,
+    Status.ERROR,
+    Status.INFRA,
+    Status.MISSING,
+    Status.SKIP,
+)
+FP = "TestQNNFloatingPointOperator"
+
+
+def night(n: int) -> RunInfo:
+    """Night ``n`` of a run of nights starting on 2026-11-01."""
+    date = f"2026-{11 + (n - 1) // 30:02d}-{1 + (n - 1) % 30:02d}T02:00:00Z"
+    sha = hashlib.sha1(str(n).encode()).hexdigest()
+    return RunInfo(sha, date, f"https://github.com/o/r/actions/runs/{n}")
+
+
+def tonight_results(
+    soc: str, statuses: dict[str, Status], messages: dict[str, str] | None = None
+) -> list[ShardResult]:
+    ids = tuple(f"{FP}.test_qnn_backend_{k}" for k in statuses)
+    shard = Shard(f"{soc.lower()}-m-1", "m", soc, "htp", 1126, ids, "f" * 40)
+    msgs = messages or {}
+    return [
+        ShardResult.complete(
+            shard,
+            [
+                TestResult(f"{FP}.test_qnn_backend_{k}", s, 1.0, msgs.get(k, ""))
+                for k, s in statuses.items()
+            ],
+        )
+    ]
+
+
+def history(soc: str, nights: list[dict[str, Status]]) -> SocBaseline | None:
+    b: SocBaseline | None = None
+    for n, statuses in enumerate(nights, start=1):
+        b = baseline.record(b, soc, tonight_results(soc, statuses), night(n))
+    return b
+
+
+def run_night(
+    before: SocBaseline | None, soc: str, statuses: dict[str, Status], n: int, **kw: dict[str, str]
+) -> nightly.NightlyDiff:
+    res = tonight_results(soc, statuses, kw.get("messages"))
+    after = baseline.record(before, soc, res, night(n))
+    return nightly.diff({soc: before}, [after], res, night(n))
+
+
+def test_new_failures_fixes_and_flaky_are_told_apart() -> None:
+    before = history(
+        "SM8650",
+        [
+            {"abs": P, "add": F, "cos": P, "sin": P, "tan": P, "relu": P},
+            {"abs": P, "add": F, "cos": F, "sin": P, "tan": P, "relu": INF},
+            {"abs": P, "add": F, "cos": P, "sin": P, "tan": P, "relu": P},
+        ],
+    )
+    d = run_night(
+        before,
+        "SM8650",
+        {"abs": F, "add": P, "cos": F, "sin": INF, "tan": S, "relu": P, "new1": E, "new2": P},
+        4,
+    )
+    assert [c.test_id.rsplit("_", 1)[1] for c in d.new_failures] == ["abs", "new1"]
+    assert d.new_failures[1].before is None
+    assert [c.test_id.rsplit("_", 1)[1] for c in d.fixes] == ["add"]
+    assert [c.test_id.rsplit("_", 1)[1] for c in d.flaky] == ["cos"]
+    assert d.flaky[0].recent == (P, F, P, F)
+    assert d.infra == {"SM8650": 1}
+    assert d.ran == {"SM8650": (7, 8)}
+    assert not d.quiet
+
+
+def test_infra_and_skip_are_never_news_and_missing_is_a_failure() -> None:
+    before = history("SM8650", [{"abs": P, "add": P, "cos": P}])
+    d = run_night(before, "SM8650", {"abs": INF, "add": S, "cos": M}, 2)
+    assert [c.test_id for c in d.new_failures] == [f"{FP}.test_qnn_backend_cos"]
+    # After an INFRA night, the comparison reaches back to the last real outcome.
+    before2 = baseline.record(before, "SM8650", tonight_results("SM8650", {"abs": INF}), night(2))
+    d2 = run_night(before2, "SM8650", {"abs": P}, 3)
+    assert d2.quiet
+
+
+def test_a_quiet_night_edits_nothing_even_with_an_open_issue() -> None:
+    before = history("SM8650", [{"abs": P, "add": F}])
+    d = run_night(before, "SM8650", {"abs": P, "add": F}, 2)
+    assert d.quiet
+    ours = ExistingIssue(9, "app/github-actions", nightly.MARKER + "\nold")
+    assert nightly.plan_issue(d, [ours], "github-actions[bot]") == nightly.IssueAction("none")
+
+
+def _golden_diff() -> nightly.NightlyDiff:
+    before = history(
+        "SM8650",
+        [
+            {"abs": P, "add": F, "cos": P},
+            {"abs": P, "add": F, "cos": F},
+            {"abs": P, "add": F, "cos": P},
+        ],
+    )
+    return run_night(
+        before,
+        "SM8650",
+        {"abs": F, "add": P, "cos": F, "sin": INF},
+        4,
+        messages={
+            "abs": "AssertionError: max abs diff 0.25 > atol 0.01 | see <img src=x> @someone"
+        },
+    )
+
+
+def test_issue_body_matches_the_golden_file() -> None:
+    action = nightly.plan_issue(_golden_diff(), [], "github-actions[bot]")
+    assert action.kind == "create" and action.number is None
+    golden = GOLDEN / "nightly_issue.md"
+    if os.environ.get("QNN_REGEN_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(action.body)
+    assert action.body == golden.read_text()
+    assert "<img" not in action.body and "@\u200bsomeone" in action.body
+
+
+def test_the_issue_is_updated_newest_night_first_and_found_by_marker_and_author() -> None:
+    first = nightly.plan_issue(_golden_diff(), [], "github-actions[bot]")
+    impostor = ExistingIssue(3, "mallory", first.body)
+    ours = ExistingIssue(7, "app/github-actions", first.body)
+    before = history("SM8650", [{"abs": P}])
+    later = run_night(before, "SM8650", {"abs": F}, 5)
+    action = nightly.plan_issue(later, [impostor, ours], "github-actions[bot]")
+    assert action.kind == "update" and action.number == 7
+    assert action.body.index("2026-11-05") < action.body.index("2026-11-04")
+    assert action.body.count(nightly.MARKER) == 1
+    # Only someone else's issue carries the marker: ours is opened.
+    assert nightly.plan_issue(later, [impostor], "github-actions[bot]").kind == "create"
+
+
+def test_the_issue_stays_under_the_size_cap_and_a_rerun_night_is_not_listed_twice() -> None:
+    body = ""
+    for n in range(1, 40):
+        d = run_night(None, "SM8650", {"abs": F}, n)
+        body = nightly.render_issue(nightly.render_night(d), body)
+        assert len(body) <= nightly.MAX_BODY_CHARS
+    assert body.count("<!-- night ") == nightly.MAX_NIGHTS
+    again = nightly.render_issue(
+        nightly.render_night(run_night(None, "SM8650", {"abs": F}, 39)), body
+    )
+    assert again.count(f"<!-- night {night(39).date}") == 1
+
+
+def test_reconcile_turns_a_missing_shard_into_infra() -> None:
+    res = tonight_results("SM8650", {"abs": P})
+    lost = Shard(
+        "sm8650-m-2", "m", "SM8650", "htp", 1126, (f"{FP}.test_qnn_backend_add",), "f" * 40
+    )
+    got = nightly.reconcile([res[0].shard, lost], res)
+    assert [r.results[0].status for r in got] == [P, INF]
