@@ -64,7 +64,7 @@ class PyGithubGateway:
     def __init__(self, client: Github, repository: str) -> None:
         self._gh = client
         self._name = repository
-        self._repo = client.get_repo(repository, lazy=True)
+        self._repo = client.get_repo(repository)
 
     @property
     def repo(self) -> str:
@@ -155,14 +155,16 @@ class PyGithubGateway:
         return DispatchedRun(int(run.id), str(run.html_url) if run.html_url else None)
 
     def cancel_run(self, run_id: int) -> bool:
-        try:
-            return bool(self._repo.get_workflow_run(run_id).cancel())
-        except GithubException as exc:
-            if exc.status == 409:  # the run had already finished
-                return False
+        status, _, body = self._gh.requester.requestJson(
+            "POST", self._path(f"/actions/runs/{run_id}/cancel")
+        )
+        if status == 409:  # the run had already finished
+            return False
+        if status >= 400:
             raise GatewayError(
-                f"GitHub API POST actions/runs/{run_id}/cancel failed with HTTP {exc.status}"
-            ) from exc
+                f"GitHub API POST actions/runs/{run_id}/cancel failed with HTTP {status}: {body}"
+            )
+        return True
 
     def set_status(
         self, sha: str, state: str, context: str, description: str, target_url: str | None

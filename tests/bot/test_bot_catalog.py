@@ -131,7 +131,7 @@ def test_validation_names_the_problem(mutate: object, message: str, catalog: Cat
 def test_load_names_a_missing_registry(tmp_path: Path) -> None:
     text = catalog_mod.DEFAULT_PATH.read_text("utf-8")
     (tmp_path / "m.toml").write_text(text)
-    with pytest.raises(CatalogError, match="test_registry.json: not found; run `qnn-migrate"):
+    with pytest.raises(CatalogError, match=r"test_registry\.json: not found; run `qnn-migrate"):
         catalog_mod.load(tmp_path / "m.toml")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "test_registry.json").write_text(json.dumps({"schema": 1}))

@@ -189,7 +189,7 @@ def test_help_lists_the_data(catalog: Catalog) -> None:
 # ---------------------------------------------------------------- properties (hypothesis)
 
 _alphabet = st.sampled_from(
-    list("/qnt estauo-_.,=;|&$`'\"\\\n\r\t >~#*") + ["\x00", "ｑ", "\u200b", "\u2028", "é", "𝐪"]
+    [*"/qnt estauo-_.,=;|&$`'\"\\\n\r\t >~#*", "\x00", "ｑ", "\u200b", "\u2028", "é", "𝐪"]
 )
 _word = st.sampled_from(
     [

@@ -1,0 +1,303 @@
+"""Comment events through the real PyGithub gateway to the GitHub stand-in over HTTP.
+
+Each test seeds the stand-in, feeds a real webhook payload (vendored from
+@octokit/webhooks-examples) to ``handle_comment_event``, and asserts on what GitHub
+would now hold: reactions, comments, dispatched runs and commit statuses.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import BOT_LOGIN, REPO
+from github_standin.payloads import comment_event, pull_request_event, workflow_run_event
+from github_standin.server import GitHubStandIn
+
+from bot.dispatch import BotContext, handle_comment_event
+from bot.events import handle_pull_request_event, handle_workflow_run_event
+from bot.github_api import PyGithubGateway
+from bot.head import check_head
+from bot.plan import Plan
+from bot.state import MARKER, Phase, find_results_comment
+
+HEAD = "a" * 40
+CONV_FILE = "backends/qualcomm/_passes/canonicalize_conv.py"
+
+
+@pytest.fixture
+def gh(github_standin: GitHubStandIn) -> GitHubStandIn:
+    github_standin.add_user("maint", role="write", repo=REPO)
+    github_standin.add_user("admin", role="admin", repo=REPO)
+    github_standin.add_user("reader", role="read", repo=REPO)
+    github_standin.add_pull(7, author="maint", head_sha=HEAD, files=[CONV_FILE])
+    return github_standin
+
+
+def send(
+    gh: GitHubStandIn,
+    gw: PyGithubGateway,
+    ctx: BotContext,
+    body: str,
+    login: str = "maint",
+    number: int = 7,
+    **kw: object,
+) -> tuple[object, int]:
+    comment = gh.add_comment(number, login, body)
+    event = comment_event(
+        repo=REPO, number=number, body=body, login=login, comment_id=comment.id, **kw
+    )
+    return handle_comment_event(event, gw, ctx), comment.id
+
+
+def bot_comments(gh: GitHubStandIn, number: int = 7) -> list[str]:
+    return [c.body for c in gh.comments(number) if c.author == BOT_LOGIN]
+
+
+def test_dispatch_pins_the_head_and_reports_progress(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, cid = send(gh, gateway, ctx, "LGTM\n/qnn test auto --soc SM8650,SM8750")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    (run,) = gh.runs()
+    assert run.workflow == "qnn-device-tests.yml" and run.ref == "main"
+    assert set(run.inputs) == {"pr", "sha", "shards", "comment_id"}
+    assert (run.inputs["pr"], run.inputs["sha"], run.inputs["comment_id"]) == ("7", HEAD, str(cid))
+    plan = Plan.from_json(run.inputs["shards"])
+    assert plan.socs == ("SM8650", "SM8750") and plan.matrices == ("canonicalize_conv",)
+    assert all(p.shard.sha == HEAD and p.shard.pr == 7 for p in plan.shards)
+    assert gh.reactions(cid) == {"eyes": [BOT_LOGIN], "rocket": [BOT_LOGIN]}
+    results, reply = bot_comments(gh)
+    assert results.startswith(MARKER) and "running" in results and HEAD in results
+    assert HEAD in reply and reply.startswith("🚀")
+    (status,) = gh.statuses(HEAD)
+    assert (status["state"], status["context"]) == ("pending", "qnn / device tests")
+
+
+def test_the_same_comment_delivered_twice_dispatches_once(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    comment = gh.add_comment(7, "maint", "/qnn test canonicalize_conv")
+    event = comment_event(
+        repo=REPO, number=7, body=comment.body, login="maint", comment_id=comment.id
+    )
+    first = handle_comment_event(event, gateway, ctx)
+    second = handle_comment_event(json.loads(json.dumps(event)), gateway, ctx)
+    assert (first.action, second.action) == ("dispatched", "duplicate")
+    assert len(gh.runs()) == 1
+    assert len(gh.requests_to("POST", r"/dispatches$")) == 1
+
+
+def test_a_user_without_permission_is_refused_politely(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv", login="reader")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert gh.runs() == []
+    assert gh.reactions(cid) == {"eyes": [BOT_LOGIN], "confused": [BOT_LOGIN]}
+    (reply,) = bot_comments(gh)
+    assert "collaborators with admin, maintain, write permission" in reply
+    assert "(yours: `read`)" in reply and "@reader" in reply
+
+
+def test_an_unknown_user_is_refused(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, _ = send(gh, gateway, ctx, "/qnn test", login="drive-by")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert "(yours: `read`)" in bot_comments(gh)[0]
+
+
+def test_a_bad_command_gets_a_reply_naming_it(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalise_conv --soc SM8651")
+    assert outcome.action == "rejected"  # type: ignore[attr-defined]
+    (reply,) = bot_comments(gh)
+    assert "`canonicalise_conv`" in reply and "did you mean `canonicalize_conv`" in reply
+    assert gh.reactions(cid)["confused"] == [BOT_LOGIN] and gh.runs() == []
+
+
+def test_help_needs_no_permission(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, _ = send(gh, gateway, ctx, "/qnn help", login="reader")
+    assert outcome.action == "help"  # type: ignore[attr-defined]
+    assert "QNN device tests bot" in bot_comments(gh)[0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "login", "reason"),
+    [
+        ({"action": "edited"}, "maint", "only newly created comments"),
+        ({"on_pull": False}, "maint", "not a pull request"),
+        ({"state": "closed"}, "maint", "not open"),
+        ({"user_type": "Bot"}, "dependabot[bot]", "comment by a bot"),
+        ({}, BOT_LOGIN, "comment by a bot"),
+    ],
+)
+def test_events_that_are_ignored_make_no_request(
+    gh: GitHubStandIn,
+    gateway: PyGithubGateway,
+    ctx: BotContext,
+    kwargs: dict[str, object],
+    login: str,
+    reason: str,
+) -> None:
+    gh.add_issue(8)
+    number = 8 if kwargs.get("on_pull") is False else 7
+    outcome, _ = send(
+        gh, gateway, ctx, "/qnn test canonicalize_conv", login=login, number=number, **kwargs
+    )
+    assert outcome.action == "ignored" and reason in outcome.reason  # type: ignore[attr-defined]
+    assert gh.requests == []
+
+
+def test_a_comment_on_a_pr_closed_since_the_event(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.repos[REPO].pulls[7].state = "closed"
+    outcome, _ = send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
+    assert "is closed" in bot_comments(gh)[0]
+
+
+def test_fork_pr_by_an_outsider_needs_the_reviewed_sha(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.add_pull(
+        9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
+    )
+    outcome, _ = send(gh, gateway, ctx, "/qnn test auto", number=9)
+    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
+    assert f"--sha {HEAD}" in bot_comments(gh, 9)[0]
+    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD[:12]}", number=9)
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    assert gh.runs()[0].inputs["sha"] == HEAD
+
+
+def test_fork_pr_whose_head_moved_after_review_is_refused(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.add_pull(
+        9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
+    )
+    gh.push(9, "b" * 40)  # pushed between the review and the bot reading the PR
+    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD}", number=9)
+    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
+    assert f"the PR head is `{'b' * 40}`" in bot_comments(gh, 9)[0]
+
+
+def test_run_refuses_when_the_head_moved_before_it_started(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.add_pull(
+        9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
+    )
+    _, cid = send(gh, gateway, ctx, f"/qnn test canonicalize_conv --sha {HEAD}", number=9)
+    ok = check_head(
+        gateway,
+        pr=9,
+        sha=HEAD,
+        comment_id=cid,
+        catalog=ctx.catalog,
+        bot_login=BOT_LOGIN,
+        links=ctx.links,
+    )
+    assert ok.ok
+    gh.push(9, "b" * 40)
+    moved = check_head(
+        gateway,
+        pr=9,
+        sha=HEAD,
+        comment_id=cid,
+        catalog=ctx.catalog,
+        bot_login=BOT_LOGIN,
+        links=ctx.links,
+    )
+    assert not moved.ok and moved.head == "b" * 40
+    results = find_results_comment(gateway.comments(9), BOT_LOGIN)
+    assert results is not None and results[1] is not None
+    assert results[1].phase is Phase.REFUSED and "refused to start" in results[0].body
+    assert gh.statuses(HEAD)[-1]["state"] == "error"
+
+
+def test_retry_failed_and_cancel(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry failed")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert "no earlier device run" in bot_comments(gh)[-1]
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv convert_linear_to_conv2d")
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry failed")
+    assert "has not reported yet" in bot_comments(gh)[-1]
+    outcome, _ = send(gh, gateway, ctx, "/qnn cancel", login="admin")
+    assert outcome.action == "cancelled"  # type: ignore[attr-defined]
+    assert gh.runs()[0].conclusion == "cancelled"
+    results = find_results_comment(gateway.comments(7), BOT_LOGIN)
+    assert results is not None and results[1] is not None and results[1].phase is Phase.CANCELLED
+    outcome, _ = send(gh, gateway, ctx, "/qnn cancel")
+    assert "No device run is in progress" in bot_comments(gh)[-1]
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    assert Plan.from_json(gh.runs()[-1].inputs["shards"]).matrices == (
+        "canonicalize_conv",
+        "convert_linear_to_conv2d",
+    )
+
+
+def test_a_new_command_replaces_the_pending_run_and_edits_one_comment(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    first, second = gh.runs()
+    assert first.conclusion == "cancelled" and second.status == "queued"
+    assert sum(MARKER in body for body in bot_comments(gh)) == 1
+
+
+def test_a_forged_results_comment_is_not_trusted(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    forged = (
+        f"{MARKER}\n<!-- qnn-bot:state "
+        '{"v":1,"phase":"reported","pr":7,"sha":"' + HEAD + '","command":{"action":"test",'
+        '"matrices":["canonicalize_conv"],"socs":["SM8650"],"backend":"htp","seed":1},'
+        '"requested_by":"x","comment_id":1,"failed":[["SM8650","x","TestA.test_b"]]} -->'
+    )
+    gh.add_comment(7, "maint", forged)
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry failed")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert "no earlier device run" in bot_comments(gh)[-1]
+
+
+def test_push_cancels_a_pending_run(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    same = handle_pull_request_event(
+        pull_request_event(repo=REPO, number=7, head_sha=HEAD), gateway, ctx
+    )
+    assert same.action == "ignored"
+    gh.push(7, "c" * 40)
+    moved = handle_pull_request_event(
+        pull_request_event(repo=REPO, number=7, head_sha="c" * 40), gateway, ctx
+    )
+    assert moved.action == "cancelled" and gh.runs()[0].conclusion == "cancelled"
+    assert "cancelled" in bot_comments(gh)[0] and "c" * 40 in bot_comments(gh)[0]
+
+
+def test_a_run_that_ends_without_a_report_is_marked(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (run,) = gh.runs()
+    event = workflow_run_event(
+        repo=REPO,
+        run_id=run.id,
+        conclusion="failure",
+        path=".github/workflows/qnn-device-tests.yml",
+    )
+    outcome = handle_workflow_run_event(event, gateway, ctx, pr=7)
+    assert outcome.action == "cancelled"
+    assert "ended (failure) without reporting" in bot_comments(gh)[0]
