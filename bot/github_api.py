@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import github
+import requests
 from github import Auth, Github, GithubException, GithubRetry
 
 from bot.gateway import DispatchedRun, GatewayError, IssueComment, PullRequest
@@ -56,6 +57,8 @@ def _call(what: str) -> Iterator[None]:
     except GithubException as exc:
         message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
         raise GatewayError(f"GitHub API {what} failed with HTTP {exc.status}: {message}") from exc
+    except requests.RequestException as exc:  # retries exhausted, connection refused, timeout
+        raise GatewayError(f"GitHub API {what} failed: {exc}") from exc
 
 
 class PyGithubGateway:
@@ -76,10 +79,12 @@ class PyGithubGateway:
     def _maybe(self, what: str, fn: Callable[[], T], missing: T) -> T:
         try:
             return fn()
-        except github.UnknownObjectException:
-            return missing
         except GithubException as exc:
+            if exc.status == 404:
+                return missing
             raise GatewayError(f"GitHub API {what} failed with HTTP {exc.status}") from exc
+        except requests.RequestException as exc:
+            raise GatewayError(f"GitHub API {what} failed: {exc}") from exc
 
     def pull(self, number: int) -> PullRequest | None:
         def fetch() -> PullRequest:
@@ -107,11 +112,12 @@ class PyGithubGateway:
     def add_reaction(self, comment_id: int, content: str) -> bool:
         # PyGithub hides the status code, and it is the point here: GitHub answers 201 for a
         # new reaction and 200 when this user had already left it (a redelivered event).
-        status, _, body = self._gh.requester.requestJson(
-            "POST",
-            self._path(f"/issues/comments/{comment_id}/reactions"),
-            input={"content": content},
-        )
+        with _call(f"POST issues/comments/{comment_id}/reactions"):
+            status, _, body = self._gh.requester.requestJson(
+                "POST",
+                self._path(f"/issues/comments/{comment_id}/reactions"),
+                input={"content": content},
+            )
         if status >= 400:
             try:
                 message = json.loads(body).get("message", body)
@@ -155,9 +161,10 @@ class PyGithubGateway:
         return DispatchedRun(int(run.id), str(run.html_url) if run.html_url else None)
 
     def cancel_run(self, run_id: int) -> bool:
-        status, _, body = self._gh.requester.requestJson(
-            "POST", self._path(f"/actions/runs/{run_id}/cancel")
-        )
+        with _call(f"POST actions/runs/{run_id}/cancel"):
+            status, _, body = self._gh.requester.requestJson(
+                "POST", self._path(f"/actions/runs/{run_id}/cancel")
+            )
         if status == 409:  # the run had already finished
             return False
         if status >= 400:
