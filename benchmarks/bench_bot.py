@@ -16,12 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot import catalog as catalog_mod  # noqa: E402
-from bot.model import Baseline, ShardResult, Status, TestResult  # noqa: E402
-from bot.plan import Selection, plan  # noqa: E402
-from bot.render import Links, render_report  # noqa: E402
-from bot.state import Phase, RunState  # noqa: E402
-from bot.summary import summarize  # noqa: E402
+from bot import catalog as catalog_mod
+from bot.model import Baseline, ShardResult, Status, TestResult
+from bot.plan import Selection, plan
+from bot.render import Links, render_report
+from bot.state import Phase, RunState
+from bot.summary import summarize
 
 TARGET_S = 0.5
 SOCS = 20
