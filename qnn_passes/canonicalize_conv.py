@@ -207,7 +207,7 @@ class CanonicalizeConv(ExportedProgramPassBase):
     ) -> torch.fx.Node:
         with gm.graph.inserting_before(before):
             node = gm.graph.call_function(exir_ops.edge.aten.unsqueeze_copy.default, (value, dim))
-        node.meta = helper_meta(conv, value.meta["val"].unsqueeze(dim), encoding_from=value)
+        node.meta = helper_meta(conv, value.meta["val"].unsqueeze(dim), qnn_from=value)
         return node
 
     def _squeeze_output(self, gm: torch.fx.GraphModule, conv: torch.fx.Node) -> None:

@@ -107,7 +107,7 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
                     exir_ops.edge.aten.view_copy.default, (weight, [out, inp, 1, 1])
                 )
             view.meta = helper_meta(
-                linear, weight.meta["val"].reshape(out, inp, 1, 1), encoding_from=weight
+                linear, weight.meta["val"].reshape(out, inp, 1, 1), qnn_from=weight
             )
             return view
 
@@ -148,22 +148,30 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
         before, after = _RANK_PLAN[rank]
         graph = gm.graph
 
-        def add(target: Any, args: tuple[Any, ...], val: Any, enc: torch.fx.Node) -> torch.fx.Node:
-            with graph.inserting_before(linear):
+        def add(
+            anchor: torch.fx.Node, target: Any, args: tuple[Any, ...], val: Any, src: torch.fx.Node
+        ) -> torch.fx.Node:
+            with graph.inserting_after(anchor):
                 node = graph.call_function(target, args)
-            node.meta = helper_meta(linear, val, encoding_from=enc)
+            node.meta = helper_meta(linear, val, qnn_from=src)
             return node
 
+        # Input side right behind the input (after the last placeholder if it is one), output
+        # side at the linear's place: the node order ExecuTorch's pass produces, so debug
+        # handles (numbered in graph order) match too.
+        anchor = x
+        if x.op == "placeholder":
+            anchor = [n for n in graph.nodes if n.op == "placeholder"][-1]
         cur, val = x, x_val
         if rank < 4:
             shape = [1, *x_val.shape, 1] if rank == 2 else [*x_val.shape, 1]
             val = val.reshape(shape)
-            cur = add(exir_ops.edge.aten.view_copy.default, (cur, shape), val, x)
+            cur = anchor = add(anchor, exir_ops.edge.aten.view_copy.default, (cur, shape), val, x)
         val = val.permute(before)
-        cur = add(exir_ops.edge.aten.permute_copy.default, (cur, list(before)), val, x)
+        cur = add(anchor, exir_ops.edge.aten.permute_copy.default, (cur, list(before)), val, x)
 
         conv_args = (cur, weight, bias, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
-        with graph.inserting_before(linear):
+        with graph.inserting_after(linear):
             conv = graph.call_function(exir_ops.edge.aten.convolution.default, conv_args)
         conv.meta = dict(linear.meta)
         val = exir_ops.edge.aten.convolution.default(
@@ -175,14 +183,11 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
         conv.meta["val"] = val
 
         val = val.permute(after)
-        out = add(exir_ops.edge.aten.permute_copy.default, (conv, list(after)), val, linear)
+        out = add(conv, exir_ops.edge.aten.permute_copy.default, (conv, list(after)), val, linear)
         if rank < 4:
             shape = list(linear.meta["val"].shape)
             out = add(
-                exir_ops.edge.aten.view_copy.default,
-                (out, shape),
-                val.reshape(shape),
-                linear,
+                out, exir_ops.edge.aten.view_copy.default, (out, shape), val.reshape(shape), linear
             )
         linear.replace_all_uses_with(out)
         graph.erase_node(linear)

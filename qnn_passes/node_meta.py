@@ -1,28 +1,37 @@
-"""What a node inserted by a pass inherits in its meta: provenance from the op it serves, a value, an encoding."""
+"""What a node inserted by a pass inherits in its meta: provenance, a value, and QNN attributes.
+
+QNN reads an activation's encoding (and ExecuTorch's QNN passes read other ``QCOM_*`` marks)
+from the node that produces it. A helper op that only reshapes a tensor - the unsqueeze in
+front of a canonicalized conv1d, the permutes around a linear turned conv2d - produces the
+same values as its source, so it carries the source's QNN attributes; ExecuTorch's passes do
+the same, and keeping that identical keeps lowered graphs identical. Provenance (stack trace,
+module stack) comes from the op the helper serves.
+"""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
 
-from qnn_passes.quant_ops import QCOM_QUANT_ATTRS
-
-# Meta keys saying where a node came from; an inserted helper op inherits them from the op
-# it serves, never that op's QNN attributes (requantize maps, layout marks, ...).
+# Meta keys saying where a node came from.
 PROVENANCE_META = ("stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn", "from_node")
 
 
-def helper_meta(
-    served: torch.fx.Node, val: Any, *, encoding_from: torch.fx.Node | None = None
-) -> dict[str, Any]:
-    """Meta for a helper op (reshape, permute, ...) inserted for ``served``.
+@functools.cache
+def qnn_meta_keys() -> frozenset[str]:
+    """Every ``QCOM_*`` meta key ExecuTorch's QNN backend defines."""
+    from executorch.backends.qualcomm.utils import constants
 
-    ``encoding_from`` is the node whose quantization attributes the helper's output shares -
-    the tensor it reshapes - because QNN reads an activation's encoding from its producer.
-    """
+    return frozenset(
+        v for k, v in vars(constants).items() if k.startswith("QCOM_") and isinstance(v, str)
+    )
+
+
+def helper_meta(served: torch.fx.Node, val: Any, *, qnn_from: torch.fx.Node) -> dict[str, Any]:
+    """Meta for a helper op inserted for ``served`` that passes on ``qnn_from``'s values."""
     meta = {k: served.meta[k] for k in PROVENANCE_META if k in served.meta}
+    meta.update({k: v for k, v in qnn_from.meta.items() if k in qnn_meta_keys()})
     meta["val"] = val
-    if encoding_from is not None and QCOM_QUANT_ATTRS in encoding_from.meta:
-        meta[QCOM_QUANT_ATTRS] = encoding_from.meta[QCOM_QUANT_ATTRS]
     return meta
