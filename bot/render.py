@@ -323,18 +323,28 @@ def render_report(
     def fits(text: str) -> bool:
         return len(text.encode("utf-8")) <= limit
 
-    for level in range(4):
-        text = body(level)
-        if fits(text):
-            return text
-    lo, hi = 0, len(summary.failures)
-    while lo < hi:  # the most failure rows that still fit
-        mid = (lo + hi + 1) // 2
-        if fits(body(3, mid)):
-            lo = mid
-        else:
-            hi = mid - 1
-    return body(3, lo)
+    # Every level up to 3 lists every failure in a row of at least id + SoC + 30 bytes:
+    # skip the levels that cannot fit without rendering them.
+    floor = sum(len(f.result.test_id) + len(f.soc) + 30 for f in summary.failures)
+    if floor <= limit:
+        for level in range(4):
+            text = body(level)
+            if fits(text):
+                return text
+    # Keep as many failure rows as fit: measure the rows once instead of re-rendering.
+    base = len(body(3, 0).encode("utf-8"))
+    rows = _failure_rows(summary.failures, links, with_messages=False)
+    keep, used = 0, base
+    for row in rows:
+        used += len(row.encode("utf-8")) + 1
+        if used > limit:
+            break
+        keep += 1
+    text = body(3, keep)
+    while keep > 0 and not fits(text):  # the "…and N more" line may differ in length
+        keep -= 1
+        text = body(3, keep)
+    return text
 
 
 # Short replies to a /qnn comment. Each says what happened and what to do next.
