@@ -538,3 +538,13 @@ def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
         return
     out.write_text(text, "utf-8")
     click.echo(f"wrote {out}: {len(reg.ids())} tests in {len(reg.classes)} classes, {version}")
+
+
+# Runner side (issue 5): the other commands of bot/device_cli.py, registered through the hook above.
+EXTERNAL_COMMANDS.update(
+    {
+        "device": "bot.device_cli:device",
+        "device-matrix": "bot.device_cli:device_matrix",
+        "nightly": "bot.device_cli:nightly_group",
+    }
+)
