@@ -1,0 +1,125 @@
+"""The deprecations the rewrite knows, loaded from ``codemods/data/deprecations.toml``."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+DATA_FILE = "deprecations.toml"
+
+
+class DeprecationDataError(ValueError):
+    """The deprecation data file is malformed; the message names the key and the file."""
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """One deprecated callable: where it lives, its parameters and what replaces it."""
+
+    name: str
+    qualified_names: frozenset[str]
+    defining_module: str
+    replacement: str
+    since: str
+    reference: str
+    parameters: tuple[str, ...]
+    required: frozenset[str]
+    per_method: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What --target executorch may know about a value without running the code."""
+
+    not_dict_results: tuple[str, ...]
+    not_dict_methods: frozenset[str]
+    not_dict_annotations: frozenset[str]
+    module_bases: frozenset[str]
+
+    def is_not_dict_result(self, qualified_name: str) -> bool:
+        """True if calling ``qualified_name`` never returns a dict."""
+        return any(fnmatch.fnmatchcase(qualified_name, p) for p in self.not_dict_results)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything in the data file."""
+
+    deprecations: tuple[Deprecation, ...]
+    patchers: frozenset[str]
+    evidence: Evidence
+
+
+def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DeprecationDataError(f"{DATA_FILE}: {where}.{key} must be a list of strings")
+    return tuple(value)
+
+
+def _string(table: dict[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise DeprecationDataError(f"{DATA_FILE}: {where}.{key} must be a non-empty string")
+    return value
+
+
+def parse_catalog(text: str) -> Catalog:
+    """Build a :class:`Catalog` from the TOML text of a deprecations file."""
+    data = tomllib.loads(text)
+    deprecations = []
+    for i, raw in enumerate(data.get("deprecation", [])):
+        where = f"deprecation[{i}]"
+        parameters = _strings(raw, "parameters", where)
+        required = frozenset(_strings(raw, "required", where))
+        per_method = frozenset(_strings(raw, "per_method", where))
+        unknown = (required | per_method) - set(parameters)
+        if unknown:
+            raise DeprecationDataError(
+                f"{DATA_FILE}: {where} names {sorted(unknown)} which are not in its parameters"
+            )
+        deprecations.append(
+            Deprecation(
+                name=_string(raw, "name", where),
+                qualified_names=frozenset(_strings(raw, "qualified_names", where)),
+                defining_module=_string(raw, "defining_module", where),
+                replacement=_string(raw, "replacement", where),
+                since=_string(raw, "since", where),
+                reference=_string(raw, "reference", where),
+                parameters=parameters,
+                required=required,
+                per_method=per_method,
+            )
+        )
+    if not deprecations:
+        raise DeprecationDataError(f"{DATA_FILE}: no [[deprecation]] entries")
+    evidence = data.get("evidence", {})
+    return Catalog(
+        deprecations=tuple(deprecations),
+        patchers=frozenset(_strings(data.get("patchers", {}), "qualified_names", "patchers")),
+        evidence=Evidence(
+            not_dict_results=_strings(evidence, "not_dict_results", "evidence"),
+            not_dict_methods=frozenset(_strings(evidence, "not_dict_methods", "evidence")),
+            not_dict_annotations=frozenset(_strings(evidence, "not_dict_annotations", "evidence")),
+            module_bases=frozenset(_strings(evidence, "module_bases", "evidence")),
+        ),
+    )
+
+
+@cache
+def catalog() -> Catalog:
+    """The bundled catalog (read once per process)."""
+    text = resources.files("codemods").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    return parse_catalog(text)
+
+
+def lower_to_qnn() -> Deprecation:
+    """The ``to_edge_transform_and_lower_to_qnn`` entry of the bundled catalog."""
+    for deprecation in catalog().deprecations:
+        if deprecation.name == "to_edge_transform_and_lower_to_qnn":
+            return deprecation
+    raise DeprecationDataError(f"{DATA_FILE}: no entry for to_edge_transform_and_lower_to_qnn")

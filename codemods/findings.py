@@ -1,0 +1,97 @@
+"""What a rule reports about a file: sites it rewrote and sites it will not touch, with why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OLD = "to_edge_transform_and_lower_to_qnn"
+
+# User-facing reasons. Each says what was found and what to do next.
+STAR_ARGS = (
+    f"{OLD} is called with *args/**kwargs whose contents are unknown here; pass the "
+    "arguments explicitly (or rewrite this call by hand), then run qnn-migrate again"
+)
+AS_VALUE = (
+    f"{OLD} is used as a value ({{how}}), not called; the rewrite cannot follow it. "
+    "Call the replacement explicitly at the place where it is called (see docs/rewrite.md)"
+)
+PATCH_STRING = (
+    f"a patch target string names {OLD}; after the rewrite nothing calls it any more. "
+    "Patch what the rewritten code calls instead (executorch.exir.to_edge_transform_and_lower, "
+    "the qnn_passes functions, or QnnManagerContext)"
+)
+STRING = (
+    f"a string mentions {OLD}; strings are not rewritten. Update it by hand if it names "
+    "the API (docs, log messages, import strings)"
+)
+UNKNOWN_KEYWORD = (
+    f"{OLD} is called with keyword argument(s) {{names}} that ExecuTorch's wrapper does not "
+    "have (a fork's extension?); the rewrite cannot know what they mean. Rewrite this call by hand"
+)
+BAD_CALL = f"{OLD} is called with {{problem}}; this call would fail as written. Fix it first"
+OTHER_OBJECT = (
+    f"`{{receiver}}.{OLD}(...)` is a method of another object, not ExecuTorch's function; "
+    "left alone. Migrate that method's body instead"
+)
+DEFINING_MODULE = (
+    f"this file defines {OLD} itself (ExecuTorch's own implementation); the file is left alone"
+)
+AMBIGUOUS = (
+    f"here {OLD} may also be {{other}}, so the rewrite cannot tell what is called. "
+    "Rewrite this call by hand, or remove the other binding"
+)
+COMPREHENSION_ITERABLE = (
+    f"{OLD} is called in the iterable of a comprehension, where Python forbids the `:=` the "
+    "rewrite needs; assign the call's result to a name before the comprehension, then run "
+    "qnn-migrate again"
+)
+CLASS_COMPREHENSION = (
+    f"{OLD} is called in a comprehension in a class body, where Python forbids the `:=` the "
+    "rewrite needs; move the call into a function or a separate statement, then run again"
+)
+FSTRING = f"{OLD} is called inside an f-string; assign the result to a name first, then run again"
+ORDER = (
+    "the arguments {names} have side effects and the rewritten expression would evaluate them "
+    "in a different order; assign them to names before this statement, then run again"
+)
+EXECUTORCH_EXPRESSION = (
+    f"--target executorch needs the {OLD} call in a statement of its own (it becomes several "
+    "statements); here it is in {where}. Assign the result to a name in its own "
+    "statement, or use the default target (--target qnn-passes)"
+)
+
+
+@dataclass(frozen=True, order=True)
+class Unfixable:
+    """A site the rule found and left alone: 1-based line and the reason shown to the user."""
+
+    line: int
+    reason: str
+
+    def render(self, path: str) -> str:
+        """``path:line: reason``, the form editors and CI logs link to."""
+        return f"{path}:{self.line}: {self.reason}"
+
+
+OTHER_FUNCTION = f"this calls a different {OLD} ({{where}}), not ExecuTorch's; left alone"
+UNRESOLVED = (
+    f"cannot tell where this {OLD} comes from (a star import, a relative import, or a name "
+    "defined elsewhere at run time); left alone. Import it by its full name "
+    "(from executorch.backends.qualcomm.utils.utils import ...), then run again"
+)
+NESTED = (
+    f"this {OLD} call has another one inside its arguments; rewrite the inner call into a "
+    "statement of its own first, then run again"
+)
+
+
+@dataclass
+class Report:
+    """What one rule found in one file: rewritten sites and sites left alone."""
+
+    rewritten: int = 0
+    unfixable: list[Unfixable] = field(default_factory=list)
+
+    def leave(self, line: int, reason: str) -> None:
+        """Record a site left alone."""
+        self.unfixable.append(Unfixable(line, reason))

@@ -1,0 +1,157 @@
+"""What can be shown about a value without running the code: is it (never) a dict?
+
+Used by ``--target executorch`` to pick the short single-method form only when the source
+proves that ``module`` is not a dict (a literal, a call of a known module factory or of a
+class defined in the file that derives from ``torch.nn.Module``, a parameter annotated as a
+module, a name assigned exactly once from one of those). No proof means "unknown", and the
+target then emits code that decides at run time. The known callables are data
+(``[evidence]`` in ``data/deprecations.toml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment,
+    ParentNodeProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from codemods.deprecations import Evidence
+
+_DICT_FACTORIES = frozenset(
+    {"builtins.dict", "collections.OrderedDict", "collections.defaultdict", "typing.OrderedDict"}
+)
+_MAX_DEPTH = 6  # name -> assignment -> name ... chains longer than this count as unknown
+
+MetadataGetter = Callable[[type, cst.CSTNode], object]
+
+
+class Knowledge:
+    """Answers ``is_dict``/``is_not_dict`` from a module's scope and qualified-name metadata."""
+
+    def __init__(self, evidence: Evidence, get_metadata: MetadataGetter) -> None:
+        self.evidence = evidence
+        self._get = get_metadata
+
+    def _qualified(self, node: cst.CSTNode) -> set[str]:
+        names = self._get(QualifiedNameProvider, node)
+        if not isinstance(names, Collection):
+            return set()
+        return {q.name for q in names if isinstance(q, QualifiedName)}
+
+    def _single_assignment(self, name: cst.Name) -> cst.CSTNode | None:
+        """The node that binds ``name`` when exactly one binding is visible, else None."""
+        scope = self._get(ScopeProvider, name)
+        if scope is None:
+            return None
+        found = list(scope[name.value])  # type: ignore[index]
+        if len(found) != 1 or not isinstance(found[0], Assignment):
+            return None
+        node = found[0].node
+        assert isinstance(node, cst.CSTNode)
+        return node
+
+    def _assigned_value(self, target: cst.CSTNode) -> cst.BaseExpression | None:
+        """For ``x = value`` (one plain target) the value, else None."""
+        parent = self._get(ParentNodeProvider, target)
+        if isinstance(parent, cst.AssignTarget):
+            statement = self._get(ParentNodeProvider, parent)
+            if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+                return statement.value
+        if isinstance(parent, cst.AnnAssign) and parent.target is target:
+            return parent.value
+        return None
+
+    def is_dict(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """True if the value is always a dict."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(node, cst.Dict | cst.DictComp):
+            return True
+        if isinstance(node, cst.Call):
+            names = self._qualified(node.func)
+            return bool(names) and names <= _DICT_FACTORIES
+        if isinstance(node, cst.Name):
+            binding = self._single_assignment(node)
+            value = None if binding is None else self._assigned_value(binding)
+            return value is not None and self.is_dict(value, depth + 1)
+        return False
+
+    def is_not_dict(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """True if the value is never a dict."""
+        if depth > _MAX_DEPTH:
+            return False
+        literal = (
+            cst.Tuple,
+            cst.List,
+            cst.Set,
+            cst.ListComp,
+            cst.SetComp,
+            cst.GeneratorExp,
+            cst.BaseNumber,
+            cst.BaseString,
+            cst.Lambda,
+        )
+        if isinstance(node, literal):
+            return True
+        if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+            return True
+        if isinstance(node, cst.Call):
+            return self._call_is_not_dict(node, depth)
+        if isinstance(node, cst.Name):
+            return self._name_is_not_dict(node, depth)
+        return False
+
+    def _call_is_not_dict(self, call: cst.Call, depth: int) -> bool:
+        names = self._qualified(call.func)
+        if names and all(self.evidence.is_not_dict_result(n) for n in names):
+            return True
+        if isinstance(call.func, cst.Name):
+            binding = self._single_assignment(call.func)
+            if isinstance(binding, cst.ClassDef):
+                return self._is_module_class(binding, depth + 1)
+        if (
+            isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in self.evidence.not_dict_methods
+        ):
+            return self.is_not_dict(call.func.value, depth + 1)
+        return False
+
+    def _name_is_not_dict(self, name: cst.Name, depth: int) -> bool:
+        binding = self._single_assignment(name)
+        if binding is None:
+            return False
+        if isinstance(binding, cst.ClassDef | cst.FunctionDef):
+            return True  # a class or function object is not a dict
+        if isinstance(binding, cst.Param):
+            annotation = binding.annotation
+            if annotation is None:
+                return False
+            hint = annotation.annotation
+            if isinstance(hint, cst.Subscript):
+                hint = hint.value
+            names = self._qualified(hint)
+            return bool(names) and names <= self.evidence.not_dict_annotations
+        value = self._assigned_value(binding)
+        return value is not None and self.is_not_dict(value, depth + 1)
+
+    def _is_module_class(self, cls: cst.ClassDef, depth: int) -> bool:
+        """A class defined in this file that derives from a torch module class."""
+        if depth > _MAX_DEPTH:
+            return False
+        bases = [b.value for b in cls.bases if b.keyword is None]
+        return bool(bases) and all(self._is_module_base(b, depth) for b in bases)
+
+    def _is_module_base(self, base: cst.BaseExpression, depth: int) -> bool:
+        names = self._qualified(base)
+        if names and names <= self.evidence.module_bases:
+            return True
+        if isinstance(base, cst.Name):
+            binding = self._single_assignment(base)
+            return isinstance(binding, cst.ClassDef) and self._is_module_class(binding, depth + 1)
+        return False

@@ -1,0 +1,223 @@
+"""Lay out generated calls as source text the way a formatter would, around the user's own code.
+
+Generated code is described as :class:`CallSpec` trees whose leaves are either short generated
+text (:class:`Text`) or the user's original expressions (:class:`Source`, printed from their
+syntax tree so their formatting and comments survive). A call goes on one line when it fits,
+otherwise one argument per line with a trailing comma. A multi-line original expression is
+re-indented as a block to its new place, by editing its whitespace nodes only, so string
+contents are never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+WIDTH = 88  # black's and ruff's default; generated lines stay readable in narrower projects
+
+
+@dataclass(frozen=True)
+class Text:
+    """Generated code that fits on one line (a name, a literal, a short expression)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """One of the user's expressions, placed as written.
+
+    ``indent`` is the indentation of the line it started on, relative to its statement's
+    first line; multi-line expressions keep their shape relative to that line.
+    """
+
+    node: cst.BaseExpression
+    indent: str = ""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """An argument of a generated call, with the comments that travel with it."""
+
+    value: Expr
+    keyword: str | None = None
+    comments_before: tuple[str, ...] = ()
+    trailing_comment: str | None = None
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """A generated call ``func(args...)``; ``dangling`` comments go before its ``)``."""
+
+    func: str | Expr
+    args: tuple[ArgSpec, ...] = ()
+    dangling: tuple[str, ...] = ()
+    suffix: str = ""  # text right after ")" on the same line, e.g. "()" or ".run"
+
+
+@dataclass(frozen=True)
+class Seq:
+    """Several parts printed one after the other on the same line (``a := f(...)``)."""
+
+    parts: tuple[Expr, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Display:
+    """A list, tuple, set or dict display: ``open`` items ``close``, items as :data:`Expr`."""
+
+    open: str
+    close: str
+    items: tuple[Expr, ...]
+
+
+Expr = Text | Source | CallSpec | Seq | Display
+
+
+class _CommentFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found = True
+
+
+def _has_comment(node: cst.CSTNode) -> bool:
+    finder = _CommentFinder()
+    node.visit(finder)
+    return finder.found
+
+
+class _Reindent(cst.CSTTransformer):
+    """Move every continuation line of an expression from one indentation to another."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def _move(self, ws: str) -> str:
+        return self.new + ws[len(self.old) :] if ws.startswith(self.old) else ws
+
+    def leave_ParenthesizedWhitespace(
+        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
+    ) -> cst.ParenthesizedWhitespace:
+        return updated_node.with_changes(
+            last_line=cst.SimpleWhitespace(self._move(updated_node.last_line.value))
+        )
+
+    def leave_EmptyLine(
+        self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine
+    ) -> cst.EmptyLine:
+        if updated_node.comment is None:
+            return updated_node
+        return updated_node.with_changes(
+            whitespace=cst.SimpleWhitespace(self._move(updated_node.whitespace.value))
+        )
+
+
+class Printer:
+    """Prints :data:`Expr` trees with a module's indentation and newline."""
+
+    def __init__(self, module: cst.Module, width: int = WIDTH) -> None:
+        self.module = module
+        self.unit = module.default_indent
+        self.newline = module.default_newline
+        self.width = width
+
+    def source(self, src: Source, indent: str) -> str:
+        """The user's expression printed to start on a line indented by ``indent``."""
+        code = self.module.code_for_node(src.node)
+        if "\n" not in code and "\r" not in code:
+            return code
+        if src.indent == indent:
+            return code
+        node = src.node.visit(_Reindent(src.indent, indent))
+        assert isinstance(node, cst.BaseExpression)
+        return self.module.code_for_node(node)
+
+    def flat(self, expr: Expr) -> str | None:
+        """The expression on a single line, or None if it cannot be (newlines, comments)."""
+        if isinstance(expr, Text):
+            return expr.text
+        if isinstance(expr, Source):
+            code = self.module.code_for_node(expr.node)
+            multiline = "\n" in code or "\r" in code
+            return None if multiline or ("#" in code and _has_comment(expr.node)) else code
+        if isinstance(expr, Seq):
+            parts = [self.flat(p) for p in expr.parts]
+            return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
+        if isinstance(expr, Display):
+            items = [self.flat(i) for i in expr.items]
+            if any(i is None for i in items):
+                return None
+            return f"{expr.open}{', '.join(i or '' for i in items)}{expr.close}"
+        if expr.dangling:
+            return None
+        func = expr.func if isinstance(expr.func, str) else self.flat(expr.func)
+        if func is None:
+            return None
+        args = []
+        for arg in expr.args:
+            text = self.flat(arg.value)
+            if text is None or arg.comments_before or arg.trailing_comment:
+                return None
+            args.append(text if arg.keyword is None else f"{arg.keyword}={text}")
+        return f"{func}({', '.join(args)}){expr.suffix}"
+
+    def render(self, expr: Expr, indent: str, column: int) -> str:
+        """Print ``expr`` starting at ``column`` of a line indented by ``indent``.
+
+        ``column`` counts what precedes the expression on its first line (including
+        ``indent``); it decides whether a call fits on that line.
+        """
+        flat = self.flat(expr)
+        if flat is not None and column + len(flat) <= self.width:
+            return flat
+        if isinstance(expr, Text):
+            return expr.text
+        if isinstance(expr, Source):
+            return self.source(expr, indent)
+        if isinstance(expr, Seq):
+            out = ""
+            for part in expr.parts:
+                out += self.render(part, indent, column + len(out))
+            return out
+        inner = indent + self.unit
+        nl = self.newline
+        if isinstance(expr, Display):
+            items = [self.flat(i) for i in expr.items]
+            body = ", ".join(i or "" for i in items)
+            if all(i is not None for i in items) and len(inner) + len(body) <= self.width:
+                return f"{expr.open}{nl}{inner}{body}{nl}{indent}{expr.close}"
+            lines = [expr.open]
+            for item in expr.items:
+                lines.append(f"{inner}{self.render(item, inner, len(inner))},")
+            lines.append(f"{indent}{expr.close}")
+            return nl.join(lines)
+        func = expr.func if isinstance(expr.func, str) else self.render(expr.func, indent, column)
+        hugged = self._hug(expr, inner)
+        if hugged is not None:
+            return f"{func}({nl}{inner}{hugged}{nl}{indent}){expr.suffix}"
+        lines = [f"{func}("]
+        for arg in expr.args:
+            lines += [f"{inner}{c}" for c in arg.comments_before]
+            head = f"{inner}{'' if arg.keyword is None else arg.keyword + '='}"
+            text = self.render(arg.value, inner, len(head))
+            tail = "" if arg.trailing_comment is None else f"  {arg.trailing_comment}"
+            lines.append(f"{head}{text},{tail}")
+        lines += [f"{inner}{c}" for c in expr.dangling]
+        lines.append(f"{indent}){expr.suffix}")
+        return nl.join(lines)
+
+    def _hug(self, call: CallSpec, inner: str) -> str | None:
+        """All arguments on one line of their own, as black does when they fit there."""
+        if call.dangling or not call.args:
+            return None
+        texts = []
+        for arg in call.args:
+            text = self.flat(arg.value)
+            if text is None or arg.comments_before or arg.trailing_comment:
+                return None
+            texts.append(text if arg.keyword is None else f"{arg.keyword}={text}")
+        body = ", ".join(texts)
+        return body if len(inner) + len(body) <= self.width else None

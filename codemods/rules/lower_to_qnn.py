@@ -1,0 +1,830 @@
+"""Rule: ``to_edge_transform_and_lower_to_qnn(...)`` becomes ``to_edge_transform_and_lower(...)``.
+
+A libcst :class:`~libcst.codemod.CodemodCommand`: module tree in, module tree out, nothing
+printed or written. What a name refers to is resolved with libcst's scope and qualified-name
+metadata, so aliases (``import ...utils as u``), the ``export_utils`` re-export and fully
+qualified calls are found, and same-named things that are *not* ExecuTorch's function are not.
+
+Each call goes one of two ways (the code itself comes from the target, see
+``codemods/targets``):
+
+* **statement form** - the call is evaluated unconditionally, once, by a simple statement in a
+  block, and nothing evaluated before it in that statement has side effects: the target's
+  statements go before the statement, which is wrapped in ``with <context>:``. When the call is
+  only part of the statement (``f(...).to_executorch()``, an argument, an element), its result
+  goes to a fresh name inside the ``with`` and the statement follows it, unchanged but for the
+  name, so nothing else runs inside the context;
+* **expression form** - anywhere else (comprehensions, lambdas, conditional branches, compound
+  statement headers): one expression, binding with ``:=`` where needed.
+
+Imports are scheduled: new ones through ``AddImportsVisitor`` at the top of the module, except
+when the old import sat inside a function, a ``try`` or an ``if`` (lazy or optional imports):
+then the new imports go right after it, in the same block, so the user's guard still guards.
+The old import is removed by ``RemoveImportsVisitor`` when nothing uses it any more.
+
+Sites the rule will not touch are reported with their line and a reason; see
+``codemods/findings.py`` for the messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import (
+    Assignment,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    Scope,
+    ScopeProvider,
+)
+
+from codemods import findings
+from codemods.call_binding import BindError, BoundCall, bind_call
+from codemods.deprecations import Catalog, Deprecation, catalog, lower_to_qnn
+from codemods.expressions import evaluated_before, is_side_effect_free
+from codemods.import_layout import ImportCodes, TidyImports
+from codemods.knowledge import Knowledge
+from codemods.layout import Printer, Source
+from codemods.targets.executorch import ExecutorchTarget
+from codemods.targets.qnn_passes import QnnPassesTarget
+from codemods.targets.site import CannotRewrite, NameAllocator, Site, StatementRewrite, Target
+
+TARGETS: dict[str, Callable[[], Target]] = {
+    "qnn-passes": QnnPassesTarget,
+    "executorch": ExecutorchTarget,
+}
+DEFAULT_TARGET = "qnn-passes"
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_NAME_FOR_RESULT = "edge_manager"  # the temporary for a call that is part of a statement
+
+
+@dataclass
+class _Finder(cst.CSTVisitor):
+    """One pass over the module: every mention of the old name, and what each scope uses."""
+
+    old: str
+    mentions: list[cst.Name | cst.Attribute] = field(default_factory=list)
+    strings: list[cst.CSTNode] = field(default_factory=list)
+    definition: cst.FunctionDef | None = None
+    depth: int = 0  # function/class nesting; 0 is module level
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth == 0 and node.name.value == self.old:
+            self.definition = node
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.depth -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.old:
+            self.mentions.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == self.old:
+            self.mentions.append(node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.old in node.value:
+            self.strings.append(node)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        if self.old in node.value:
+            self.strings.append(node)
+
+
+class _NameCollector(cst.CSTVisitor):
+    """Every identifier a subtree uses or binds (for fresh names); attributes optionally."""
+
+    def __init__(self, attributes: bool) -> None:
+        self.names: set[str] = set()
+        self.attributes = attributes
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if not self.attributes:
+            node.value.visit(self)
+            return False
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # a keyword is not a variable
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            self.names.add(_bound_name(alias))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                self.names.add(_bound_name(alias))
+        return False
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    """The local name an import alias binds (``import a.b`` binds ``a``)."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return alias.evaluated_name.split(".")[0]
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a call sits, as far as the rewrite is concerned."""
+
+    statement: cst.BaseStatement  # the statement that contains the call
+    scope: cst.CSTNode  # the FunctionDef/Lambda/ClassDef/Module whose names the new names avoid
+    statement_form: bool
+    direct: bool  # statement form: the call is the whole value of the statement
+    context: str  # expression form: what the call is part of, in words
+
+
+@dataclass
+class _Plan:
+    """What the apply pass does."""
+
+    calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
+    statements: dict[cst.SimpleStatementLine, tuple[StatementRewrite, str | None]] = field(
+        default_factory=dict
+    )
+    local_imports: dict[cst.SimpleStatementLine, set[tuple[str, str, str]]] = field(
+        default_factory=dict
+    )
+
+
+class RewriteLowerToQnn(CodemodCommand):
+    """Rewrite to_edge_transform_and_lower_to_qnn calls to executorch's to_edge_transform_and_lower."""
+
+    DESCRIPTION = (
+        "Rewrite calls of executorch's to_edge_transform_and_lower_to_qnn to "
+        "to_edge_transform_and_lower with the QNN passes, partitioner and context explicit."
+    )
+    METADATA_DEPENDENCIES = (
+        QualifiedNameProvider,
+        ScopeProvider,
+        ParentNodeProvider,
+        PositionProvider,
+    )
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        """``--target`` for ``python -m libcst.tool codemod``."""
+        arg_parser.add_argument(
+            "--target",
+            choices=sorted(TARGETS),
+            default=DEFAULT_TARGET,
+            help="qnn-passes: use the qnn_passes helpers (default); executorch: ExecuTorch only",
+        )
+
+    def __init__(
+        self,
+        context: CodemodContext,
+        target: str = DEFAULT_TARGET,
+        mention_checked: bool = False,
+    ) -> None:
+        super().__init__(context)
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
+        self.target = TARGETS[target]()
+        self.catalog: Catalog = catalog()
+        self.deprecation: Deprecation = lower_to_qnn()
+        self.mention_checked = mention_checked
+        self.report = findings.Report()
+
+    # -- entry points ---------------------------------------------------------------------
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        """Skip files that never mention the name before paying for any metadata."""
+        self.report = findings.Report()
+        self._import_codes: set[str] = set()
+        if not self.mention_checked and self.deprecation.name not in tree.code:
+            raise SkipFile(f"{self.deprecation.name} is not mentioned")
+        result = super().transform_module(tree)  # also runs the scheduled import changes
+        return result.visit(TidyImports(result, self._import_codes))
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        """Find the sites, plan each one, then apply the plan in one transform."""
+        self._state = _FileState(self, tree)
+        finder = _Finder(self.deprecation.name)
+        tree.visit(finder)
+        if finder.definition is not None:
+            self.report.leave(self._line(finder.definition), findings.DEFINING_MODULE)
+            self._warn_unfixable()
+            raise SkipFile("defines the deprecated function")
+        for string in finder.strings:
+            self._report_string(string)
+
+        calls = [c for c in (self._classify(m) for m in finder.mentions) if c is not None]
+        calls = self._drop_nested(calls)
+        plan = _Plan()
+        per_statement: dict[cst.BaseStatement, int] = {}
+        wheres: dict[cst.Call, _Where] = {}
+        for call, _ in calls:
+            where = self._where(call)
+            if isinstance(where, str):
+                self.report.leave(self._line(call), where)
+                continue
+            wheres[call] = where
+            per_statement[where.statement] = per_statement.get(where.statement, 0) + 1
+        for call, bound in calls:
+            if call not in wheres:
+                continue
+            where = wheres[call]
+            if per_statement[where.statement] > 1 and where.statement_form:
+                # Two calls in one statement: each stays an expression, in its place.
+                scope = self._walrus_scope(call)
+                if isinstance(scope, str):
+                    self.report.leave(self._line(call), scope)
+                    continue
+                where = _Where(where.statement, scope, False, False, "a statement with two calls")
+            self._plan_site(call, bound, where, plan)
+
+        self._warn_unfixable()
+        if not plan.calls and not plan.statements:
+            raise SkipFile("nothing to rewrite")
+        self._schedule_imports(plan)
+        updated = tree.visit(_Apply(plan, self.module))
+        codes = ImportCodes(updated)
+        updated.visit(codes)
+        self._import_codes = codes.codes
+        return updated
+
+    def _warn_unfixable(self) -> None:
+        """Sort the report and show it to libcst.tool users as warnings too."""
+        self.report.unfixable.sort()
+        for item in self.report.unfixable:
+            self.warn(f"line {item.line}: {item.reason}")
+
+    # -- classification -------------------------------------------------------------------
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return parent if isinstance(parent, cst.CSTNode) else None
+
+    def _qualified(self, node: cst.CSTNode) -> set[QualifiedName]:
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return set(names)
+
+    def _report_string(self, node: cst.CSTNode) -> None:
+        parent = self._parent(node)
+        while parent is not None and not isinstance(parent, cst.Call | cst.BaseStatement):
+            parent = self._parent(parent)
+        patch = isinstance(parent, cst.Call) and any(
+            q.name in self.catalog.patchers for q in self._qualified(parent.func)
+        )
+        self.report.leave(self._line(node), findings.PATCH_STRING if patch else findings.STRING)
+
+    def _is_binding(self, node: cst.Name | cst.Attribute, parent: cst.CSTNode | None) -> bool:
+        """True where the mention names something being defined or imported, not used."""
+        if isinstance(node, cst.Name):
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return True  # seen as the Attribute itself
+            if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Param) and (
+                parent.name is node
+            ):
+                return True
+            if isinstance(parent, cst.Arg) and parent.keyword is node:
+                return True
+            if isinstance(parent, cst.NameItem | cst.AsName):
+                return True
+            if isinstance(parent, cst.For | cst.CompFor) and parent.target is node:
+                return True
+        if isinstance(parent, cst.AssignTarget | cst.AnnAssign) and parent.target is node:
+            return True
+        walk: cst.CSTNode | None = parent
+        while walk is not None and not isinstance(walk, cst.BaseStatement):
+            if isinstance(walk, cst.Import | cst.ImportFrom):
+                return True
+            walk = self._parent(walk)
+        return False
+
+    def _classify(self, node: cst.Name | cst.Attribute) -> tuple[cst.Call, BoundCall] | None:
+        """A call site to rewrite, or None (after reporting it when it needs reporting)."""
+        parent = self._parent(node)
+        if self._is_binding(node, parent):
+            return None
+        qualified = self._qualified(node)
+        ours = {q for q in qualified if q.name in self.deprecation.qualified_names}
+        is_call = isinstance(parent, cst.Call) and parent.func is node
+        line = self._line(node)
+        if not ours:
+            if not is_call:
+                return None
+            if isinstance(node, cst.Attribute):
+                receiver = self.module.code_for_node(node.value)
+                self.report.leave(line, findings.OTHER_OBJECT.format(receiver=receiver))
+            elif qualified:
+                where = ", ".join(sorted(_describe(q) for q in qualified))
+                self.report.leave(line, findings.OTHER_FUNCTION.format(where=where))
+            else:
+                self.report.leave(line, findings.UNRESOLVED)
+            return None
+        if qualified - ours:
+            other = self._other_binding(node)
+            if other is not None:
+                self.report.leave(line, findings.AMBIGUOUS.format(other=other))
+                return None
+        if not is_call:
+            self.report.leave(line, findings.AS_VALUE.format(how=_how_used(parent, node)))
+            return None
+        assert isinstance(parent, cst.Call)
+        bound = bind_call(parent, self.deprecation.parameters)
+        if isinstance(bound, BindError):
+            if bound.kind == "star":
+                self.report.leave(line, findings.STAR_ARGS)
+            elif bound.kind == "unknown_keyword":
+                self.report.leave(line, findings.UNKNOWN_KEYWORD.format(names=bound.detail))
+            else:
+                self.report.leave(line, findings.BAD_CALL.format(problem=bound.detail))
+            return None
+        missing = [p for p in self.deprecation.parameters[:3] if p not in bound.args]
+        if missing:
+            problem = "no " + ", ".join(f"`{p}`" for p in missing)
+            self.report.leave(line, findings.BAD_CALL.format(problem=problem))
+            return None
+        return parent, bound
+
+    def _other_binding(self, node: cst.Name | cst.Attribute) -> str | None:
+        """Describe a binding of the name that is neither the import nor an except fallback."""
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value  # type: ignore[assignment]
+        if not isinstance(base, cst.Name):
+            return "another value"
+        scope = self.get_metadata(ScopeProvider, base, None)
+        if scope is None:
+            return "another value"
+        for assignment in scope[base.value]:
+            if not isinstance(assignment, Assignment):
+                return "a builtin"
+            if isinstance(assignment.node, cst.Import | cst.ImportFrom):
+                continue
+            if not self._inside_except(assignment.node):
+                return f"what line {self._line(assignment.node)} binds"
+        return None
+
+    def _inside_except(self, node: cst.CSTNode) -> bool:
+        walk: cst.CSTNode | None = node
+        while walk is not None:
+            if isinstance(walk, cst.ExceptHandler):
+                return True
+            walk = self._parent(walk)
+        return False
+
+    def _drop_nested(
+        self, calls: list[tuple[cst.Call, BoundCall]]
+    ) -> list[tuple[cst.Call, BoundCall]]:
+        """Leave alone (and report) calls that contain, or sit inside, another site."""
+        sites = {call for call, _ in calls}
+        nested: set[cst.Call] = set()
+        for call, _ in calls:
+            walk = self._parent(call)
+            while walk is not None:
+                if walk in sites:
+                    nested |= {call, walk}  # type: ignore[arg-type]
+                walk = self._parent(walk)
+        for call in nested:
+            self.report.leave(self._line(call), findings.NESTED)
+        return [(c, b) for c, b in calls if c not in nested]
+
+    # -- where a call sits ----------------------------------------------------------------
+    def _where(self, call: cst.Call) -> _Where | str:
+        node: cst.CSTNode = call
+        context = ""  # why the call must stay an expression, for messages
+        while True:
+            parent = self._parent(node)
+            if parent is None:
+                raise AssertionError("a call outside any statement")
+            if isinstance(parent, cst.FormattedStringExpression):
+                return findings.FSTRING
+            if isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement):
+                break
+            before = evaluated_before(parent, node)
+            if not context and (before is None or not all(_free(b) for b in before)):
+                context = _context(parent, before)
+            node = parent
+        small = parent
+        statement = small if isinstance(small, cst.BaseCompoundStatement) else self._parent(small)
+        assert isinstance(statement, cst.BaseStatement)
+        if isinstance(small, cst.BaseCompoundStatement):
+            context = context or _context(small, None)
+        else:
+            before = evaluated_before(small, node)
+            if not context and (before is None or not all(_free(b) for b in before)):
+                context = _context(small, before)
+            if not isinstance(statement, cst.SimpleStatementLine):
+                context = context or "a one-line block (`if x: y = ...`)"
+            elif len(statement.body) != 1:
+                context = context or "a line with several statements"
+        if not context and isinstance(self._parent(statement), cst.IndentedBlock | cst.Module):
+            return _Where(
+                statement, self._block_scope(statement), True, self._direct(small, call), ""
+            )
+        scope = self._walrus_scope(call)
+        if isinstance(scope, str):
+            return scope
+        return _Where(statement, scope, False, False, context or "a larger expression")
+
+    def _direct(self, small: cst.CSTNode, call: cst.Call) -> bool:
+        """The call is the whole value of ``small`` and its targets are plain names."""
+        match small:
+            case cst.Expr(value=value) | cst.Return(value=value):
+                return value is call
+            case cst.Assign(value=value, targets=targets):
+                return value is call and all(is_side_effect_free(t.target) for t in targets)
+            case (
+                cst.AnnAssign(value=value, target=target)
+                | cst.AugAssign(value=value, target=target)
+            ):
+                return value is call and is_side_effect_free(target)
+        return False
+
+    def _block_scope(self, statement: cst.CSTNode) -> cst.CSTNode:
+        walk = self._parent(statement)
+        while walk is not None:
+            if isinstance(walk, cst.FunctionDef | cst.ClassDef | cst.Module):
+                return walk
+            walk = self._parent(walk)
+        return self.module
+
+    def _walrus_scope(self, call: cst.Call) -> cst.CSTNode | str:
+        """The scope a ``:=`` at the call binds in, or why Python forbids one there."""
+        node: cst.CSTNode = call
+        in_comprehension = False
+        while True:
+            parent = self._parent(node)
+            if parent is None:
+                return self.module
+            if isinstance(parent, _COMPREHENSIONS):
+                in_comprehension = True
+            if isinstance(parent, cst.CompFor) and node is parent.iter:
+                return findings.COMPREHENSION_ITERABLE
+            if isinstance(parent, cst.Lambda) and node is parent.body:
+                return parent
+            if isinstance(parent, cst.FunctionDef) and node is parent.body:
+                return parent
+            if isinstance(parent, cst.ClassDef) and node is parent.body:
+                return findings.CLASS_COMPREHENSION if in_comprehension else parent
+            if isinstance(parent, cst.Module):
+                return parent
+            node = parent
+
+    # -- planning -------------------------------------------------------------------------
+    def _plan_site(self, call: cst.Call, bound: BoundCall, where: _Where, plan: _Plan) -> None:
+        state = self._state
+        statement_ws = state.indent_of(self._line(where.statement))
+        position = self.get_metadata(PositionProvider, call).start
+        call_ws = state.indent_of(position.line)
+        split = where.statement_form and not where.direct
+        names = state.names(where.scope)
+        temp = names.fresh(_NAME_FOR_RESULT) if split else None
+        pending: set[tuple[str, str, str]] = set()
+        placement = self._import_placement(call.func)
+
+        def import_name(module: str, obj: str) -> str:
+            name = state.import_name(module, obj)
+            pending.add((module, obj, name))
+            return name
+
+        sources = {}
+        for param, arg in bound.args.items():
+            start = self.get_metadata(PositionProvider, arg.value).start.line
+            sources[param] = Source(arg.value, _relative(state.indent_of(start), statement_ws))
+        site = Site(
+            bound=bound,
+            sources=sources,
+            names=names,
+            import_name=import_name,
+            printer=state.printer,
+            knowledge=state.knowledge,
+            context=where.context,
+            indent="" if split else _relative(call_ws, statement_ws),
+            block_column=len(statement_ws),
+            call_column=(
+                len(f"{temp} = ") if temp else max(position.column - len(statement_ws), 0)
+            ),
+        )
+        try:
+            if where.statement_form:
+                rewrite = self.target.statement(site)
+            else:
+                expression = self.target.expression(site)
+        except CannotRewrite as reason:
+            self.report.leave(self._line(call), str(reason))
+            return
+
+        config = self.module.config_for_parsing
+        if where.statement_form:
+            assert isinstance(where.statement, cst.SimpleStatementLine)
+            plan.statements[where.statement] = (rewrite, temp)
+            if temp is None:
+                plan.calls[call] = cst.parse_expression(rewrite.call, config=config)
+            else:
+                plan.calls[call] = cst.Name(temp)
+        else:
+            plan.calls[call] = cst.parse_expression(expression, config=config)
+        for item in pending:
+            state.record_import(item, placement)
+        RemoveImportsVisitor.remove_unused_import_by_node(self.context, call.func)
+        self.report.rewritten += 1
+
+    def _import_placement(self, func: cst.BaseExpression) -> cst.SimpleStatementLine | None:
+        """The block statement after which new imports go; None for the module top."""
+        base = func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None
+        scope = self.get_metadata(ScopeProvider, base, None)
+        if scope is None:
+            return None
+        for assignment in scope[base.value]:
+            if isinstance(assignment, Assignment) and isinstance(
+                assignment.node, cst.Import | cst.ImportFrom
+            ):
+                statement = self._parent(assignment.node)
+                if isinstance(statement, cst.SimpleStatementLine) and not isinstance(
+                    self._parent(statement), cst.Module
+                ):
+                    return statement
+                return None
+        return None
+
+    def _schedule_imports(self, plan: _Plan) -> None:
+        for (module, obj, name), placement in self._state.imports.items():
+            if self._state.already_imported(module, obj, name):
+                continue
+            if placement is None:
+                if obj:
+                    asname = None if name == obj else name
+                    AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
+                else:
+                    asname = None if name == module else name
+                    AddImportsVisitor.add_needed_import(self.context, module, asname=asname)
+            else:
+                plan.local_imports.setdefault(placement, set()).add((module, obj, name))
+
+
+def _relative(line_ws: str, statement_ws: str) -> str:
+    return line_ws[len(statement_ws) :] if line_ws.startswith(statement_ws) else ""
+
+
+def _free(node: cst.CSTNode) -> bool:
+    """Side-effect free, for the wrapper nodes that appear between a call and its statement."""
+    match node:
+        case (
+            cst.Arg(value=value) | cst.Element(value=value) | cst.ComparisonTarget(comparator=value)
+        ):
+            return is_side_effect_free(value)
+        case cst.DictElement(key=key, value=value):
+            return is_side_effect_free(key) and is_side_effect_free(value)
+        case cst.SubscriptElement(slice=cst.Index(value=value)):
+            return is_side_effect_free(value)
+        case cst.BaseExpression():
+            return is_side_effect_free(node)
+    return False
+
+
+def _context(parent: cst.CSTNode, before: list[cst.CSTNode] | None) -> str:
+    """In words, what keeps a call inside ``parent`` from getting statements of its own."""
+    if before is not None:
+        return "an expression that first evaluates something with side effects"
+    match parent:
+        case (
+            cst.ListComp()
+            | cst.SetComp()
+            | cst.DictComp()
+            | cst.GeneratorExp()
+            | (cst.CompFor() | cst.CompIf())
+        ):
+            return "a comprehension"
+        case cst.Lambda():
+            return "a lambda"
+        case cst.IfExp():
+            return "a conditional expression"
+        case cst.BooleanOperation():
+            return "an `and`/`or` operand"
+        case cst.Assert():
+            return "an assert"
+        case cst.BaseCompoundStatement() | cst.Param() | cst.Decorator() | cst.WithItem():
+            return "a compound statement's header (if/for/while/with/def/class)"
+    return "a larger expression"
+
+
+def _describe(name: QualifiedName) -> str:
+    if name.source is QualifiedNameSource.LOCAL:
+        return "defined in this file"
+    return name.name
+
+
+def _how_used(parent: cst.CSTNode | None, node: cst.CSTNode) -> str:
+    match parent:
+        case cst.Arg():
+            return "passed as an argument"
+        case cst.Assign() | cst.AnnAssign():
+            return "assigned to a name"
+        case cst.AssignTarget():
+            return "replaced by an assignment"
+        case cst.Element() | cst.DictElement():
+            return "put in a collection"
+        case cst.Return():
+            return "returned"
+        case cst.Attribute():
+            return "an attribute of it is read"
+    return "used as a value"
+
+
+class _FileState:
+    """Per-file memory shared by the sites: fresh names per scope, import names, layout."""
+
+    def __init__(self, command: RewriteLowerToQnn, tree: cst.Module) -> None:
+        self.command = command
+        self.tree = tree
+        self.printer = Printer(tree)
+        self.knowledge = Knowledge(
+            command.catalog.evidence,
+            lambda key, node: command.get_metadata(key, node, None),
+        )
+        self._lines: list[str] | None = None
+        self._scope_names: dict[cst.CSTNode, set[str]] = {}
+        self._module_names: set[str] | None = None
+        self._import_names: dict[tuple[str, str], str] = {}
+        self.imports: dict[tuple[str, str, str], cst.SimpleStatementLine | None] = {}
+
+    def indent_of(self, line: int) -> str:
+        if self._lines is None:
+            self._lines = self.tree.code.splitlines()
+        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def module_names(self) -> set[str]:
+        if self._module_names is None:
+            collector = _NameCollector(attributes=False)
+            self.tree.visit(collector)
+            self._module_names = collector.names
+        return self._module_names
+
+    def names(self, scope: cst.CSTNode) -> NameAllocator:
+        """Fresh names for one site in ``scope``.
+
+        Names are fresh with respect to what the user's code in the scope uses; sites run one
+        after the other, so two sites in one scope may reuse the same generated names.
+        """
+        if scope not in self._scope_names:
+            if isinstance(scope, cst.Module):
+                taken = set(self.module_names())
+            else:
+                collector = _NameCollector(attributes=isinstance(scope, cst.ClassDef))
+                scope.visit(collector)
+                taken = collector.names
+            self._scope_names[scope] = taken
+        return NameAllocator(self._scope_names[scope] | set(self._import_names.values()))
+
+    def import_name(self, module: str, obj: str) -> str:
+        """The local name for ``from module import obj`` (``import module`` when obj is "")."""
+        key = (module, obj)
+        if key not in self._import_names:
+            base = obj or module.split(".")[0]
+            if base in self.module_names() and not self.already_imported(module, obj, base):
+                taken = self.module_names() | set(self._import_names.values())
+                name = NameAllocator(taken).fresh(base)
+            else:
+                name = base
+            self._import_names[key] = name
+        return self._import_names[key]
+
+    def already_imported(self, module: str, obj: str, name: str) -> bool:
+        """True if the module already binds ``name`` to exactly this, and only this."""
+        scope = self.command.get_metadata(ScopeProvider, self.tree, None)
+        if not isinstance(scope, Scope) or name not in scope:
+            return False
+        assignments = list(scope.assignments[name])
+        return bool(assignments) and all(
+            isinstance(a, Assignment) and _imports(a.node, module, obj, name) for a in assignments
+        )
+
+    def record_import(
+        self, item: tuple[str, str, str], placement: cst.SimpleStatementLine | None
+    ) -> None:
+        if item not in self.imports or placement is None:
+            self.imports[item] = placement
+
+
+def _imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
+    """True if ``node`` is an import statement binding ``name`` to ``module``(.``obj``)."""
+    if obj and isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        if node.relative or node.module is None:
+            return False
+        if cst.helpers.get_full_name_for_node(node.module) != module:
+            return False
+        return any(a.evaluated_name == obj and _bound_name(a) == name for a in node.names)
+    if not obj and isinstance(node, cst.Import):
+        return any(
+            _bound_name(a) == name
+            and (a.evaluated_name == module or (a.asname is None and name == module))
+            for a in node.names
+        )
+    return False
+
+
+class _Apply(cst.CSTTransformer):
+    """Applies a :class:`_Plan`: replaces calls, expands statements, adds local imports."""
+
+    def __init__(self, plan: _Plan, module: cst.Module) -> None:
+        self.plan = plan
+        self.module = module
+        self.config = module.config_for_parsing
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        replacement = self.plan.calls.get(original_node)
+        if replacement is None:
+            return updated_node
+        return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        statements: list[cst.BaseStatement] = [updated_node]
+        if original_node in self.plan.statements:
+            rewrite, temp = self.plan.statements[original_node]
+            statements = self._expand(updated_node, rewrite, temp)
+        imports = self.plan.local_imports.get(original_node)
+        if imports:
+            statements += self._import_statements(imports)
+        return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+    def _parse_block(self, text: str) -> list[cst.BaseStatement]:
+        nl = self.module.default_newline
+        parsed = cst.parse_module(text + nl, config=self.config)
+        body: list[cst.BaseStatement] = list(parsed.body)
+        first = body[0] if body else None
+        if parsed.header and isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+            body[0] = first.with_changes(leading_lines=[*parsed.header, *first.leading_lines])
+        return body
+
+    def _expand(
+        self, updated: cst.SimpleStatementLine, rewrite: StatementRewrite, temp: str | None
+    ) -> list[cst.BaseStatement]:
+        nl = self.module.default_newline
+        unit = self.module.default_indent
+        prelude = self._parse_block(nl.join(rewrite.prelude)) if rewrite.prelude else []
+        inner: cst.BaseStatement
+        after: list[cst.BaseStatement] = []
+        if temp is None:
+            inner = updated.with_changes(leading_lines=[])
+        else:
+            inner = self._parse_block(f"{temp} = {rewrite.call}")[0]
+            after = [updated.with_changes(leading_lines=[])]
+        if rewrite.context is None:
+            body = [*prelude, inner, *after]
+        else:
+            with_node = self._parse_block(f"with {rewrite.context}:{nl}{unit}pass")[0]
+            assert isinstance(with_node, cst.With)
+            with_node = with_node.with_changes(
+                body=with_node.body.with_changes(body=[inner.with_changes(leading_lines=[])])
+            )
+            body = [*prelude, with_node, *after]
+        first = body[0]
+        assert isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+        body[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
+        return body
+
+    def _import_statements(
+        self, imports: Iterable[tuple[str, str, str]]
+    ) -> list[cst.BaseStatement]:
+        by_module: dict[str, list[str]] = {}
+        plain: list[str] = []
+        for module, obj, name in sorted(imports):
+            if not obj:
+                plain.append(module if name == module else f"{module} as {name}")
+            else:
+                by_module.setdefault(module, []).append(obj if name == obj else f"{obj} as {name}")
+        lines = [f"import {m}" for m in plain]
+        for module, names in sorted(by_module.items()):
+            line = f"from {module} import {', '.join(names)}"
+            if len(line) > 88:
+                unit = self.module.default_indent
+                inner = "".join(f"{unit}{n},{self.module.default_newline}" for n in names)
+                line = f"from {module} import ({self.module.default_newline}{inner})"
+            lines.append(line)
+        return self._parse_block(self.module.default_newline.join(lines))

@@ -1,0 +1,96 @@
+"""Which arguments get a name first, so that moved or repeated evaluations stay invisible.
+
+The old call evaluated each argument once, left to right, before doing any work. The new code
+uses some arguments several times (the compiler specs go to the context, the passes and the
+partitioner) and evaluates them in its own order. An argument is written inline where that
+changes nothing; otherwise it is bound to a name: before the new statements (statement form),
+or with ``:=`` at its first use (expression form). Arguments with side effects keep their
+relative order; where an expression cannot keep it, the site is reported, not guessed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from codemods import findings
+from codemods.call_binding import BoundCall
+from codemods.expressions import is_reference, is_side_effect_free
+from codemods.targets.site import CannotRewrite, References, Site
+
+# Names for hoisted arguments, where the parameter's own name would read oddly.
+HOIST_NAMES = {"module": "model", "inputs": "example_inputs"}
+
+
+@dataclass(frozen=True)
+class ArgumentPlan:
+    """Parameters bound to a name before the new code, and those bound with ``:=``."""
+
+    hoisted: tuple[str, ...]  # in the order the call evaluated them
+    walrus: tuple[str, ...]
+
+
+def plan_arguments(
+    bound: BoundCall,
+    *,
+    order: Sequence[str],
+    uses: Mapping[str, int],
+    statements: bool,
+    effects_first: bool = False,
+) -> ArgumentPlan:
+    """Plan the arguments of ``bound`` for code that first evaluates them in ``order``.
+
+    ``uses`` counts how often the new code writes each parameter (default 1).
+    ``effects_first``: the new code does visible work before it evaluates any argument, so
+    every argument with side effects is evaluated before it (statement form only).
+    """
+    passed = list(bound.args)
+    values = {p: bound.args[p].value for p in passed}
+    must_bind = {p for p in passed if uses.get(p, 1) > 1 and not is_reference(values[p])}
+    effectful = [p for p in passed if not is_side_effect_free(values[p])]
+    position = {p: i for i, p in enumerate(order)}
+
+    def in_order(params: Sequence[str]) -> bool:
+        return all(position[a] < position[b] for a, b in itertools.pairwise(params))
+
+    if not statements:
+        if not in_order(effectful):
+            names = ", ".join(f"`{p}`" for p in effectful)
+            raise CannotRewrite(findings.ORDER.format(names=names))
+        return ArgumentPlan(hoisted=(), walrus=tuple(p for p in passed if p in must_bind))
+
+    if effects_first:
+        hoist = must_bind | set(effectful)
+    else:
+        # The shortest prefix of the effectful arguments to hoist so that the rest, written
+        # inline, still run in the order the call ran them.
+        j = 0
+        while j < len(effectful) and (
+            any(p in must_bind for p in effectful[j:]) or not in_order(effectful[j:])
+        ):
+            j += 1
+        hoist = must_bind | set(effectful[:j])
+    return ArgumentPlan(hoisted=tuple(p for p in passed if p in hoist), walrus=())
+
+
+def bind_arguments(site: Site, plan: ArgumentPlan) -> tuple[References, list[str]]:
+    """Name the planned arguments in ``site``'s scope.
+
+    Returns the references to use in the new code and the ``name = value`` statements that
+    bind the hoisted arguments (with the user's comments for them), in evaluation order.
+    """
+    refs = References(site)
+    statements = []
+    for param in plan.hoisted:
+        name = site.names.fresh(HOIST_NAMES.get(param, param))
+        refs.bound[param] = name
+        passed = site.bound.args[param]
+        head = f"{name} = "
+        value = site.printer.render(site.sources[param], "", site.block_column + len(head))
+        tail = "" if passed.trailing_comment is None else f"  {passed.trailing_comment}"
+        lines = [*passed.comments_before, f"{head}{value}{tail}"]
+        statements.append(site.printer.newline.join(lines))
+    for param in plan.walrus:
+        refs.walrus[param] = site.names.fresh(HOIST_NAMES.get(param, param))
+    return refs, statements

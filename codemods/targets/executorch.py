@@ -1,0 +1,353 @@
+"""``--target executorch``: the wrapper's body spelled out with ExecuTorch's own QNN API.
+
+For users who want no run-time dependency on qnn-migrate. The code is ExecuTorch 1.5.1's
+``to_edge_transform_and_lower_to_qnn`` body (backends/qualcomm/utils/utils.py), with only the
+branches that the call site can take. One module (known not to be a dict)::
+
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+    exported_program = torch.export.export(model, inputs, strict=True)
+    pass_manager = get_qnn_pass_manager_cls(
+        flatbuffer_to_option(generate_qnn_executorch_option(specs)).backend_options.backend_type
+    )()
+    exported_program = pass_manager.transform_for_export_pipeline(exported_program)
+    transform_passes = pass_manager.get_to_edge_transform_passes(
+        exported_program, compiler_specs=specs
+    )
+    with QnnManagerContext({"forward": specs}):
+        edge = to_edge_transform_and_lower(
+            exported_program,
+            transform_passes=transform_passes,
+            partitioner=[QnnPartitioner(specs)],
+            compile_config=qnn_edge_config(),
+        )
+
+A dict of methods, or a value whose type only the run shows, gets the wrapper's per-method
+loop with its run-time checks (``isinstance(..., dict)``, the per-method broadcasting of
+``ensure_graph_specific_dict`` and the intermediate-dump guard): decided when the code runs,
+never guessed here. The call must be a statement of its own; inside an expression it is
+reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from codemods import findings
+from codemods.layout import ArgSpec, CallSpec, Display, Expr, Seq, Text
+from codemods.targets.argument_plan import bind_arguments, plan_arguments
+from codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
+
+QNN = "executorch.backends.qualcomm"
+IMPORTS = {
+    "to_edge_transform_and_lower": "executorch.exir",
+    "get_qnn_pass_manager_cls": f"{QNN}._passes.qnn_pass_manager",
+    "QnnPartitioner": f"{QNN}.partition.qnn_partitioner",
+    "generate_qnn_executorch_option": f"{QNN}.partition.utils",
+    "flatbuffer_to_option": f"{QNN}.serialization.qc_schema_serialize",
+    "QnnManagerContext": f"{QNN}.utils.qnn_manager_lifecycle",
+    "qnn_edge_config": f"{QNN}.utils.utils",
+    "setup_qnn_sdk": f"{QNN}.utils.qnn_sdk_setup",
+    "disable_mkldnn_on_amd": f"{QNN}.utils.qnn_sdk_setup",
+}
+# The wrapper evaluates every argument, then sets up the SDK, then exports: the order in
+# which the new code first uses each argument after the setup.
+ORDER = (
+    "module",
+    "inputs",
+    "dynamic_shapes",
+    "compiler_specs",
+    "passes_job",
+    "dep_table",
+    "skip_node_id_set",
+    "skip_node_op_set",
+    "convert_linear_to_conv2d",
+    "skip_mutable_buffer",
+    "constant_methods",
+    "generate_etrecord",
+)
+PER_METHOD = ("inputs", "compiler_specs", "dynamic_shapes", "dep_table", "passes_job")
+PASSES_KEYWORDS = ("passes_job", "dep_table")
+SKIP_SETS = ("skip_node_id_set", "skip_node_op_set")
+DUMP_GUARD_MESSAGE = '"Intermediate Tensor Dump does not support multi-methods."'
+
+Ref = Callable[[str], Expr]
+
+
+class ExecutorchTarget:
+    """Writes the wrapper's body with ExecuTorch's public QNN pass manager, partitioner, context."""
+
+    name = "executorch"
+
+    def expression(self, site: Site) -> str:
+        """Not possible: the body needs statements."""
+        raise CannotRewrite(findings.EXECUTORCH_EXPRESSION.format(where=site.context))
+
+    def statement(self, site: Site) -> StatementRewrite:
+        """The single-method body when ``module`` is known not to be a dict, else the loop."""
+        if site.knowledge.is_not_dict(site.bound.args["module"].value):
+            return _Writer(site).single()
+        return _Writer(site).methods()
+
+
+class _Writer:
+    """Builds the statements for one site."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.printer = site.printer
+        self.lines: list[str] = []
+
+    # -- small helpers ------------------------------------------------------------------
+    def name(self, obj: str) -> str:
+        return self.site.import_name(IMPORTS[obj], obj)
+
+    def torch_export(self) -> str:
+        return self.site.import_name("torch", "") + ".export.export"
+
+    def emit(self, head: str, expr: Expr, indent: str = "", tail: str = "") -> None:
+        column = self.site.block_column + len(indent) + len(head)
+        self.lines.append(f"{indent}{head}{self.printer.render(expr, indent, column)}{tail}")
+
+    def not_dict(self, param: str) -> bool:
+        passed = self.site.bound.args.get(param)
+        return passed is None or self.site.knowledge.is_not_dict(passed.value)
+
+    def plan(self, loop: bool) -> References:
+        """Bind the arguments: all effects before the SDK setup, repeated uses to names."""
+        uses = {"compiler_specs": 4, **dict.fromkeys(SKIP_SETS, 2)}
+        for param in PER_METHOD:
+            if not self.not_dict(param):
+                uses[param] = 3  # read three times by the per-method check
+        if loop:
+            # Arguments read inside the loop are evaluated once per method.
+            uses.update({p: max(uses.get(p, 1), 2) for p in ORDER if p not in ("module",)})
+            uses["constant_methods"] = uses["generate_etrecord"] = 1
+            uses["module"] = 3
+        plan = plan_arguments(
+            self.site.bound, order=ORDER, uses=uses, statements=True, effects_first=True
+        )
+        refs, hoisted = bind_arguments(self.site, plan)
+        self.lines += hoisted
+        self.lines.append(f"{self.name('setup_qnn_sdk')}()")
+        self.lines.append(f"{self.name('disable_mkldnn_on_amd')}()")
+        return refs
+
+    def backend_pass_manager(self, specs: Expr, indent: str, target: str) -> None:
+        option = CallSpec(
+            self.name("flatbuffer_to_option"),
+            (ArgSpec(CallSpec(self.name("generate_qnn_executorch_option"), (ArgSpec(specs),))),),
+            suffix=".backend_options.backend_type",
+        )
+        self.emit(
+            f"{target} = ",
+            CallSpec(self.name("get_qnn_pass_manager_cls"), (ArgSpec(option),), suffix="()"),
+            indent,
+        )
+
+    def partitioner(self, refs: References, specs: Expr) -> CallSpec:
+        return CallSpec(
+            self.name("QnnPartitioner"),
+            (
+                ArgSpec(specs),
+                *refs.keywords(SKIP_SETS),
+                *refs.keywords(["skip_mutable_buffer"], comments=True),
+            ),
+        )
+
+    def lower(self, refs: References, programs: str, passes: str, partitioner: Expr) -> str:
+        call = CallSpec(
+            self.name("to_edge_transform_and_lower"),
+            (
+                ArgSpec(Text(programs)),
+                ArgSpec(Text(passes), "transform_passes"),
+                ArgSpec(partitioner, "partitioner"),
+                *refs.keywords(["constant_methods"], comments=True),
+                ArgSpec(CallSpec(self.name("qnn_edge_config")), "compile_config"),
+                *refs.keywords(["generate_etrecord"], comments=True),
+            ),
+            dangling=self.site.bound.dangling_comments,
+        )
+        unit = len(self.printer.unit)
+        column = self.site.block_column + unit + self.site.call_column
+        return self.printer.render(call, self.site.indent, column)
+
+    def per_method(self, refs: References, param: str, methods: str) -> Text | None:
+        """A name holding ``{method: value}`` for ``param`` (the wrapper's normalisation).
+
+        None when ``param`` is known not to be a dict: then the value itself serves every
+        method. ``methods`` is the name of the ``{method: module}`` dict.
+        """
+        if self.not_dict(param):
+            return None
+        value = self.printer.flat(refs.expr(param))
+        assert value is not None, "values read several times are simple names"
+        name = self.site.names.fresh(f"method_{param}")
+        self.lines.append(
+            f"{name} = {value} if isinstance({value}, dict) and {value}.keys() == "
+            f"{methods}.keys() else dict.fromkeys({methods}, {value})"
+        )
+        return Text(name)
+
+    # -- the two shapes -----------------------------------------------------------------
+    def single(self) -> StatementRewrite:
+        site = self.site
+        refs = self.plan(loop=False)
+        forward: dict[str, Expr] = {}
+        for param in PER_METHOD:
+            if site.passed(param) and not self.not_dict(param):
+                value = self.printer.flat(refs.expr(param))
+                assert value is not None, "values read several times are simple names"
+                name = site.names.fresh(f"forward_{param}")
+                self.lines.append(
+                    f'{name} = {value}["forward"] if isinstance({value}, dict) and '
+                    f'{value}.keys() == {{"forward"}} else {value}'
+                )
+                forward[param] = Text(name)
+
+        def ref(param: str) -> Expr:
+            return forward.get(param) or refs.expr(param)
+
+        program = site.names.fresh("exported_program")
+        pass_manager = site.names.fresh("pass_manager")
+        passes = site.names.fresh("transform_passes")
+        export_args = [
+            refs.arg("module", keyword=False, comments=True),
+            ArgSpec(ref("inputs")),
+        ]
+        if site.passed("dynamic_shapes"):
+            export_args.append(ArgSpec(ref("dynamic_shapes"), "dynamic_shapes"))
+        export_args.append(ArgSpec(Text("True"), "strict"))
+        self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)))
+        specs = ref("compiler_specs")
+        self.backend_pass_manager(specs, "", pass_manager)
+        self.lines.append(f"{program} = {pass_manager}.transform_for_export_pipeline({program})")
+        self.emit(f"{passes} = ", self.passes_call(refs, pass_manager, program, specs, ref))
+        context = CallSpec(
+            self.name("QnnManagerContext"),
+            (ArgSpec(Display("{", "}", (Seq((Text('"forward": '), specs)),))),),
+        )
+        return StatementRewrite(
+            prelude=tuple(self.lines),
+            context=self.printer.render(context, "", site.block_column + len("with ")),
+            call=self.lower(
+                refs, program, passes, Display("[", "]", (self.partitioner(refs, specs),))
+            ),
+        )
+
+    def methods(self) -> StatementRewrite:
+        site = self.site
+        unit = self.printer.unit
+        refs = self.plan(loop=True)
+        module = self.printer.flat(refs.expr("module"))
+        assert module is not None, "the module is bound to a name first"
+        module_node = site.bound.args["module"].value
+        known_dict = site.knowledge.is_dict(module_node)
+        specs = self.printer.flat(refs.expr("compiler_specs"))
+        assert specs is not None
+
+        # The wrapper's intermediate-dump guard: one method only when dumping.
+        entries = _display_size(module_node)
+        if entries != 1:
+            check = (
+                f"{self.name('flatbuffer_to_option')}("
+                f"{self.name('generate_qnn_executorch_option')}({{spec}}))"
+                ".dump_intermediate_outputs"
+            )
+            condition = None if entries is not None else f"len({module}) != 1"
+            if condition is not None and not known_dict:
+                condition = f"isinstance({module}, dict) and {condition}"
+            indent = "" if condition is None else unit
+            if condition is not None:
+                self.lines.append(f"if {condition}:")
+            if self.not_dict("compiler_specs"):
+                self.lines.append(
+                    f"{indent}assert not {check.format(spec=specs)}, {DUMP_GUARD_MESSAGE}"
+                )
+            else:
+                spec = site.names.fresh("compiler_spec")
+                self.lines.append(
+                    f"{indent}for {spec} in {specs}.values() if isinstance({specs}, dict) "
+                    f"else [{specs}]:"
+                )
+                self.lines.append(
+                    f"{indent}{unit}assert not {check.format(spec=spec)}, {DUMP_GUARD_MESSAGE}"
+                )
+
+        if known_dict:
+            methods = module
+        else:
+            methods = site.names.fresh("methods")
+            self.lines.append(
+                f'{methods} = {module} if isinstance({module}, dict) else {{"forward": {module}}}'
+            )
+        per_method = {p: self.per_method(refs, p, methods) for p in PER_METHOD if site.passed(p)}
+        method_name = site.names.fresh("method_name")
+        method = site.names.fresh("method")
+
+        def ref(param: str) -> Expr:
+            name = per_method.get(param)
+            return refs.expr(param) if name is None else Text(f"{name.text}[{method_name}]")
+
+        programs = site.names.fresh("exported_programs")
+        passes = site.names.fresh("transform_passes")
+        partitioners = site.names.fresh("partitioners")
+        program = site.names.fresh("exported_program")
+        pass_manager = site.names.fresh("pass_manager")
+        self.lines.append(f"{programs}, {passes}, {partitioners} = {{}}, {{}}, {{}}")
+        self.lines.append(f"for {method_name}, {method} in {methods}.items():")
+        export_args = [ArgSpec(Text(method)), ArgSpec(ref("inputs"))]
+        if site.passed("dynamic_shapes"):
+            export_args.append(ArgSpec(ref("dynamic_shapes"), "dynamic_shapes"))
+        export_args.append(ArgSpec(Text("True"), "strict"))
+        self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)), unit)
+        method_specs = ref("compiler_specs")
+        self.backend_pass_manager(method_specs, unit, pass_manager)
+        self.lines.append(
+            f"{unit}{programs}[{method_name}] = "
+            f"{pass_manager}.transform_for_export_pipeline({program})"
+        )
+        self.emit(
+            f"{passes}[{method_name}] = ",
+            self.passes_call(refs, pass_manager, program, method_specs, ref),
+            unit,
+        )
+        self.emit(
+            f"{partitioners}[{method_name}] = ",
+            Display("[", "]", (self.partitioner(refs, method_specs),)),
+            unit,
+        )
+        every = per_method.get("compiler_specs")
+        all_specs: Expr = every or Text(f"dict.fromkeys({methods}, {specs})")
+        context = CallSpec(self.name("QnnManagerContext"), (ArgSpec(all_specs),))
+        return StatementRewrite(
+            prelude=tuple(self.lines),
+            context=self.printer.render(context, "", site.block_column + len("with ")),
+            call=self.lower(refs, programs, passes, Text(partitioners)),
+        )
+
+    def passes_call(
+        self,
+        refs: References,
+        pass_manager: str,
+        program: str,
+        specs: Expr,
+        ref: Ref,
+    ) -> CallSpec:
+        args = [ArgSpec(Text(program))]
+        for param in PASSES_KEYWORDS:
+            if self.site.passed(param):
+                args.append(ArgSpec(ref(param), param))
+        args.append(ArgSpec(specs, "compiler_specs"))
+        args += refs.keywords(SKIP_SETS, comments=True)
+        args += refs.keywords(["convert_linear_to_conv2d"], comments=True)
+        return CallSpec(f"{pass_manager}.get_to_edge_transform_passes", tuple(args))
+
+
+def _display_size(node: cst.BaseExpression) -> int | None:
+    """How many methods a dict display names, when it can be counted."""
+    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+        return len(node.elements)
+    return None

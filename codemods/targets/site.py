@@ -1,0 +1,138 @@
+"""What a target needs to know about one call site, and what it gives back.
+
+A *target* turns one bound call of the deprecated function into new code. The rule decides
+where that code may go (statements of its own, or one expression) and hands the target a
+:class:`Site`; the target returns a :class:`StatementRewrite` or the text of an expression,
+or raises :class:`CannotRewrite` with the reason shown to the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import libcst as cst
+
+from codemods.call_binding import BoundCall
+from codemods.layout import ArgSpec, Expr, Printer, Seq, Source, Text
+
+
+class CannotRewrite(Exception):
+    """The target cannot write this site; the message is the user-facing reason."""
+
+
+class NameAllocator:
+    """Fresh names for one scope: never a name the scope (or anything nested in it) uses."""
+
+    def __init__(self, taken: Iterable[str]) -> None:
+        self._taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        """``base``, else ``base_1``, ``base_2``, ... whichever is free first; then reserved."""
+        name, n = base, 0
+        while name in self._taken:
+            n += 1
+            name = f"{base}_{n}"
+        self._taken.add(name)
+        return name
+
+
+class Knowledge(Protocol):
+    """What the rule can show about an argument's value without running the code."""
+
+    def is_not_dict(self, node: cst.BaseExpression) -> bool:
+        """True if the value is never a dict."""
+        ...
+
+    def is_dict(self, node: cst.BaseExpression) -> bool:
+        """True if the value is always a dict."""
+        ...
+
+
+@dataclass
+class Site:
+    """One call to rewrite: its bound arguments and the means to name things in its scope."""
+
+    bound: BoundCall
+    sources: dict[str, Source]  # parameter -> the user's expression, with its indentation
+    names: NameAllocator
+    import_name: Callable[[str, str], str]  # (module, object) -> local name; records the import
+    printer: Printer
+    knowledge: Knowledge
+    context: str = ""  # expression form: what the call is part of, in words
+    indent: str = ""  # the call's line indentation relative to its statement's first line
+    block_column: int = 0  # width of the statement's own indentation in the file
+    call_column: int = 0  # where the call starts on its line, relative to ``block_column``
+
+    def passed(self, param: str) -> bool:
+        """True if the call passes ``param`` (explicitly, possibly as None)."""
+        return param in self.bound.args
+
+
+@dataclass(frozen=True)
+class StatementRewrite:
+    """Statements to put before the site's statement, a context to wrap it in, and the call."""
+
+    prelude: tuple[str, ...]  # complete statements, block-relative, in order
+    context: str | None  # the `with` item (e.g. "qnn_manager_context(specs, programs)")
+    call: str  # replaces the old call inside the statement, printed at ``Site.indent``
+
+
+class Target(Protocol):
+    """A way to write the replacement code."""
+
+    name: str
+
+    def statement(self, site: Site) -> StatementRewrite:
+        """The rewrite when the call may get statements of its own."""
+        ...
+
+    def expression(self, site: Site) -> str:
+        """The rewrite when the call must stay one expression (or raise CannotRewrite)."""
+        ...
+
+
+@dataclass
+class References:
+    """How each argument is written at its uses.
+
+    Arguments bound to a name before the new code (``bound``) are written as that name; those
+    bound inside the expression (``walrus``) as ``(name := value)`` at their first use and the
+    name afterwards, so targets must ask in evaluation order; the rest as the user wrote them.
+    """
+
+    site: Site
+    bound: dict[str, str] = field(default_factory=dict)
+    walrus: dict[str, str] = field(default_factory=dict)
+    _used: set[str] = field(default_factory=set)
+
+    def expr(self, param: str) -> Expr:
+        """The expression for ``param`` at its next use."""
+        if param in self.bound:
+            return Text(self.bound[param])
+        if param in self.walrus:
+            name = self.walrus[param]
+            if param in self._used:
+                return Text(name)
+            self._used.add(param)
+            return Seq((Text(f"({name} := "), self.site.sources[param], Text(")")))
+        return self.site.sources[param]
+
+    def arg(self, param: str, *, keyword: bool, comments: bool = False) -> ArgSpec:
+        """``param`` as an argument; ``comments`` carries the user's comments for it.
+
+        A hoisted argument's comments went with its ``name = value`` statement already.
+        """
+        passed = self.site.bound.args[param]
+        comments = comments and param not in self.bound
+        return ArgSpec(
+            value=self.expr(param),
+            keyword=param if keyword else None,
+            comments_before=passed.comments_before if comments else (),
+            trailing_comment=passed.trailing_comment if comments else None,
+        )
+
+    def keywords(self, params: Iterable[str], *, comments: bool = False) -> list[ArgSpec]:
+        """Keyword arguments for those of ``params`` the call passed, in that order."""
+        return [self.arg(p, keyword=True, comments=comments) for p in params if self.site.passed(p)]
