@@ -36,9 +36,6 @@ EXIT_HEAD_MOVED = 3
 # of a click command. Add one line per command; it is imported only when run, and listed
 # only if its module exists, so `qnn-migrate bot parse` never imports the runner.
 EXTERNAL_COMMANDS: dict[str, str] = {
-    "device": "bot.device_cli:device",
-    "device-matrix": "bot.device_cli:device_matrix",
-    "nightly": "bot.device_cli:nightly_group",
     "run-shard": "bot.device_cli:run_shard",
 }
 
