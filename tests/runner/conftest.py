@@ -31,13 +31,26 @@ QO = "TestQNNQuantizedOperator"
 QM = "TestQNNQuantizedModel"
 
 
+# Fixed identity and dates: the same script text always gives the same commit SHA, so
+# golden files can name it.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "lab",
+    "GIT_AUTHOR_EMAIL": "lab@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-11-01T00:00:00+00:00",
+    "GIT_COMMITTER_NAME": "lab",
+    "GIT_COMMITTER_EMAIL": "lab@example.invalid",
+    "GIT_COMMITTER_DATE": "2026-11-01T00:00:00+00:00",
+}
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-c", "user.name=lab", "-c", "user.email=lab@example.invalid", *args],
+        ["git", *args],
         cwd=cwd,
         check=True,
         capture_output=True,
         text=True,
+        env={**os.environ, **GIT_ENV},
     ).stdout.strip()
 
 
@@ -50,7 +63,7 @@ def make_checkout(root: Path, script_text: str | None = None) -> tuple[Path, str
         shutil.copy(DOUBLES / "fake_test_qnn_delegate.py", target)
     else:
         target.write_text(script_text)
-    git(checkout, "init", "-q")
+    git(checkout, "init", "-q", "-b", "main")
     git(checkout, "add", ".")
     git(checkout, "commit", "-q", "-m", "stand-in checkout")
     return checkout, git(checkout, "rev-parse", "HEAD")
