@@ -206,3 +206,72 @@ def test_nightly_record_updates_baselines_and_plans_the_issue(tmp_path: Path) ->
     assert json.loads(again.output.splitlines()[-1])["action"] == "update"
     assert (tmp_path / "again.md").read_text() == text
     assert len(baseline.loads((bdir / "SM8650.json").read_text()).runs) == 2
+
+
+LABELS = {"SM8650": ("self-hosted", "qnn", "sm8650"), "SM8550": ("self-hosted", "qnn", "other")}
+
+
+def _shard(**kw: object) -> Shard:
+    base: dict[str, object] = {
+        "id": "sm8650-m-1",
+        "matrix": "m",
+        "soc": "SM8650",
+        "backend": "htp",
+        "seed": 1126,
+        "tests": (f"{FP}.test_qnn_backend_abs",),
+        "sha": "a" * 40,
+        "pr": 7,
+    }
+    return Shard(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_device_matrix_for_good_shards() -> None:
+    m = device_cli.github_matrix([_shard(), _shard(id="sm8650-m-2")], LABELS, sha="a" * 40, pr=7)
+    assert [(e["id"], e["soc"]) for e in m["include"]] == [
+        ("sm8650-m-1", "sm8650"),
+        ("sm8650-m-2", "sm8650"),
+    ]
+    assert m["include"][0]["shard"]["tests"] == [f"{FP}.test_qnn_backend_abs"]
+
+
+def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
+    bad = [
+        _shard(sha="b" * 40),
+        _shard(id="x", pr=8),
+        _shard(id="Bad Id/..", device="PHONE_A", executorch_dir="/etc"),
+        _shard(id="y", soc="SM8550"),
+        _shard(id="z", soc="SM8750"),
+        _shard(id="x"),
+    ]
+    try:
+        device_cli.github_matrix(bad, LABELS, sha="a" * 40, pr=7)
+    except ValueError as exc:
+        text = str(exc)
+    else:
+        raise AssertionError("accepted")
+    for needle in (
+        "pinned to bbbbbbbbbbbb",
+        "for PR 8, not 7",
+        "ids are lower-case",
+        "executorch_dir, device belong to the runner host",
+        "runs on [self-hosted, qnn, sm8550]",
+        "SoC SM8750 is not in the catalog",
+        "shard ids must be unique",
+    ):
+        assert needle in text, needle
+
+
+def test_device_matrix_command_prints_github_outputs(tmp_path: Path) -> None:
+    shards = tmp_path / "s.json"
+    shards.write_text(json.dumps([_shard().to_dict()]))
+    result = CliRunner().invoke(
+        device_cli.device_matrix, ["--shards-file", str(shards), "--sha", "a" * 40, "--pr", "7"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = dict(line.split("=", 1) for line in result.output.splitlines())
+    assert set(lines) == {"matrix", "shards", "count"} and lines["count"] == "1"
+    assert json.loads(lines["matrix"])["include"][0]["soc"] == "sm8650"
+    wrong = CliRunner().invoke(
+        device_cli.device_matrix, ["--shards-file", str(shards), "--sha", "c" * 40]
+    )
+    assert wrong.exit_code == device_cli.EXIT_INPUT and "not the run's cccccccccccc" in wrong.output
