@@ -53,6 +53,12 @@ class RunInfo:
     def to_dict(self) -> dict[str, str]:
         return {"sha": self.sha, "date": self.date, "run_url": self.run_url}
 
+    def same_night(self, other: RunInfo) -> bool:
+        """One workflow run, even when its report job is re-run later (same run URL)."""
+        if self.run_url and other.run_url:
+            return self.run_url == other.run_url
+        return self == other
+
 
 @dataclass(frozen=True)
 class SocBaseline:
@@ -73,7 +79,7 @@ class SocBaseline:
 
     def without(self, run: RunInfo) -> SocBaseline:
         """This history minus ``run`` (a re-run of the same night compares with the one before)."""
-        keep = [i for i, r in enumerate(self.runs) if r != run]
+        keep = [i for i, r in enumerate(self.runs) if not r.same_night(run)]
         tests = {t: tuple(seen[i] for i in keep) for t, seen in self.tests.items()}
         return SocBaseline(
             self.soc,
@@ -158,8 +164,8 @@ def record(
 ) -> SocBaseline:
     """Append tonight's column for ``soc`` and keep the last ``window`` runs.
 
-    A run already recorded (same sha and date) is replaced, so a re-run of the report
-    job does not count one night twice.
+    A run already recorded (the same workflow run, see ``RunInfo.same_night``) is
+    replaced, so a re-run of the report job does not count one night twice.
     """
     prev = previous or SocBaseline(soc, window or DEFAULT_WINDOW)
     window = window or prev.window
@@ -169,7 +175,7 @@ def record(
             continue
         for r in shard_result.results:
             tonight.setdefault(r.test_id, r.status)
-    keep = [i for i, r in enumerate(prev.runs) if r != run]
+    keep = [i for i, r in enumerate(prev.runs) if not r.same_night(run)]
     runs = [prev.runs[i] for i in keep] + [run]
     columns = {t: [seen[i] for i in keep] for t, seen in prev.tests.items()}
     for test_id in set(columns) | set(tonight):

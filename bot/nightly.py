@@ -180,8 +180,10 @@ def render_night(d: NightlyDiff) -> str:
     """One night's section of the issue (only called when the night is not quiet)."""
     run = d.run
     link = f" · [run]({run.run_url})" if run.run_url.startswith("https://") else ""
+    # Keyed by the workflow run, so a re-run report job replaces its night's section.
+    key = run.run_url or f"{run.date}/{run.sha}"
     lines = [
-        f"<!-- night {run.date} -->",
+        f"<!-- night {key} -->",
         f"## {run.date[:10]} · `{run.sha[:12]}`{link}",
         "",
     ]

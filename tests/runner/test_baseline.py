@@ -54,6 +54,14 @@ def test_record_ignores_other_socs_and_does_not_count_a_rerun_twice() -> None:
     assert b.runs == (night(1),) and b.tests == {A: (Status.FAIL,)}
 
 
+def test_a_rerun_of_the_same_workflow_run_is_the_same_night() -> None:
+    b = baseline.record(None, "SM8650", results("SM8650", a=Status.PASS), night(1))
+    later = RunInfo(night(1).sha, "2026-11-01T09:30:00Z", night(1).run_url)
+    b = baseline.record(b, "SM8650", results("SM8650", a=Status.FAIL), later)
+    assert b.runs == (later,) and b.tests == {A: (Status.FAIL,)}
+    assert b.without(later).runs == ()
+
+
 def test_json_round_trip_and_model_view(tmp_path: Path) -> None:
     b = baseline.record(None, "SM8650", results("SM8650", a=Status.PASS, b=Status.FAIL), night(1))
     b = baseline.record(b, "SM8650", results("SM8650", a=Status.FAIL, b=Status.FAIL), night(2))

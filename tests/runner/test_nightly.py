@@ -164,7 +164,7 @@ def test_the_issue_stays_under_the_size_cap_and_a_rerun_night_is_not_listed_twic
     again = nightly.render_issue(
         nightly.render_night(run_night(None, "SM8650", {"abs": F}, 39)), body
     )
-    assert again.count(f"<!-- night {night(39).date}") == 1
+    assert again.count(f"<!-- night {night(39).run_url} -->") == 1
 
 
 def test_reconcile_turns_a_missing_shard_into_infra() -> None:
