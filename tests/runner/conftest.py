@@ -139,11 +139,13 @@ class Lab:
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         return [r["args"] for r in rows if serial is None or r["serial"] == serial]
 
-    def argv_log(self) -> list[list[str]]:
+    def runs_log(self) -> list[dict[str, Any]]:
+        """What the stand-in test script saw, one entry per run: argv, cwd, secret_env."""
         path = self.root / "argv.jsonl"
-        return (
-            [json.loads(x)["argv"] for x in path.read_text().splitlines()] if path.exists() else []
-        )
+        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+    def argv_log(self) -> list[list[str]]:
+        return [entry["argv"] for entry in self.runs_log()]
 
 
 _BUILDER: list[Callable[..., list[str]]] = []

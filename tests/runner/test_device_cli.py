@@ -52,6 +52,8 @@ def test_run_shard_from_a_dispatched_entry_with_the_host_config(lab: Lab) -> Non
     saved = ShardResult.from_dict(json.loads((out / "result.json").read_text()))
     assert [r.status for r in saved.results] == [Status.PASS, Status.FAIL]
     assert saved.device == "PHONE_A"
+    # The test process runs PR code: no token reaches it, even if the host has one.
+    assert [entry["secret_env"] for entry in lab.runs_log()] == [[]]
 
 
 def test_run_shard_exit_codes_for_green_and_refused(lab: Lab) -> None:

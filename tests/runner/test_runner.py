@@ -263,6 +263,16 @@ def test_hang_hits_the_per_test_budget_and_the_run_goes_on(lab: Lab) -> None:
     assert quarantine.get(lab.state_dir, "PHONE_A") is not None
 
 
+def test_a_slow_phone_times_out_and_the_tests_pass_on_a_fast_one(lab: Lab) -> None:
+    lab.scenario(devices={"PHONE_A": {"soc": "SM8650", "slow_s": 3}, "PHONE_B": {"soc": "SM8650"}})
+    tests = (f"{FP}.test_qnn_backend_abs", f"{FP}.test_qnn_backend_add")
+    result = Runner(lab.settings()).run(lab.shard(*tests, per_test_timeout_s=1))
+    assert [r.status for r in result.results] == [Status.PASS, Status.PASS]
+    assert (result.attempts, result.device) == (2, "PHONE_B")
+    entry = quarantine.get(lab.state_dir, "PHONE_A")
+    assert entry is not None and "per-test budget of 1 s" in entry.reason
+
+
 def test_shard_timeout_stops_the_run_and_the_rest_is_infra(lab: Lab) -> None:
     lab.scenario(duration_s=0.6)
     settings = lab.settings(devices=lab.host().devices[:1])
