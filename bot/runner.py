@@ -367,7 +367,7 @@ def run_tests(
         env=env,
         out_dir=attempt_dir,
         timeout_s=float(shard.timeout_s),
-        progress_budget_s=per_test + grace if use_wrapper else per_test,
+        progress_budget_s=per_test + grace,
         kill_grace_s=settings.kill_grace_s,
     )
     if use_wrapper and outcome.code == EXIT_UNUSABLE and not xml_path.exists():
@@ -380,7 +380,7 @@ def run_tests(
             env=env,
             out_dir=attempt_dir,
             timeout_s=float(shard.timeout_s),
-            progress_budget_s=per_test,
+            progress_budget_s=per_test + grace,
             kill_grace_s=settings.kill_grace_s,
             name="-fallback",
         )

@@ -274,14 +274,17 @@ def test_a_slow_phone_times_out_and_the_tests_pass_on_a_fast_one(lab: Lab) -> No
 
 
 def test_shard_timeout_stops_the_run_and_the_rest_is_infra(lab: Lab) -> None:
-    lab.scenario(duration_s=0.6)
+    lab.scenario(duration_s=0.5)
     settings = lab.settings(devices=lab.host().devices[:1])
-    tests = tuple(f"{FP}.test_qnn_backend_{n}" for n in ("abs", "add", "conv2d", "linear", "relu"))
-    result = Runner(settings).run(lab.shard(*tests, timeout_s=1, per_test_timeout_s=5))
+    names = ("abs", "add", "conv2d", "linear", "relu", "cos", "sin", "tan")
+    tests = tuple(f"{FP}.test_qnn_backend_{n}" for n in names)
+    result = Runner(settings).run(lab.shard(*tests, timeout_s=2, per_test_timeout_s=5))
     got = [r.status for r in result.results]
-    assert got[0] is Status.PASS and got[-1] is Status.INFRA
-    assert Status.PASS not in got[2:]
-    assert any("timed out after the shard budget of 1 s" in r.message for r in result.results)
+    # Whatever finished in 2 s passed; the test running then and every later one is INFRA.
+    ran = got.count(Status.PASS)
+    assert ran < len(tests) and got == [Status.PASS] * ran + [Status.INFRA] * (len(tests) - ran)
+    infra = [r.message for r in result.results if r.status is Status.INFRA]
+    assert all("timed out after the shard budget of 2 s" in m for m in infra)
 
 
 def test_crash_of_the_test_process_is_missing_not_green(lab: Lab) -> None:
@@ -318,7 +321,7 @@ def test_without_the_wrapper_the_verbose_text_is_parsed(lab: Lab) -> None:
         tests[1]: Status.FAIL,
         tests[2]: Status.INFRA,
     }
-    assert "no test finished within 1 s" in result.results[2].message
+    assert "no test finished within 2 s (per-test budget)" in result.results[2].message
     assert not (settings.out_dir / "attempt-1" / "junit.xml").exists()
     assert result.command[-1] != "-v"  # the recorded command is the test's own
 
