@@ -212,7 +212,8 @@ def run_watched(
             stopped = f"timed out after the shard budget of {timeout_s:g} s"
         elif now - last_progress[0] > progress_budget_s:
             stopped = (
-                f"was stopped: no test finished within {progress_budget_s:g} s (per-test budget)"
+                f"was stopped: no test started or finished for {progress_budget_s:g} s "
+                "(the per-test budget plus grace)"
             )
         if stopped:
             _kill_group(proc, kill_grace_s)
