@@ -259,7 +259,7 @@ def _tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
 # ---------------------------------------------------------------------------- the run
 
 
-def test_argv(
+def script_argv(
     shard: Shard, settings: RunSettings, serial: str | None, artifact_dir: Path
 ) -> list[str]:
     """The test script's command, from the catalog's template, as an argument list."""
@@ -339,7 +339,7 @@ def run_tests(
     artifact_dir = attempt_dir / "artifacts"
     artifact_dir.mkdir(exist_ok=True)
     checkout = Path(shard.executorch_dir or ".")
-    command = test_argv(shard, settings, serial, artifact_dir)
+    command = script_argv(shard, settings, serial, artifact_dir)
     env = _child_env(settings)
     xml_path = attempt_dir / "junit.xml"
     per_test = float(shard.per_test_timeout_s)
