@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -79,6 +80,89 @@ HOST_CONFIG_OPTION = click.option(
 )
 
 
+# --------------------------------------------------------------------------- device-matrix
+
+SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
+HOST_LOCAL_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
+
+
+def github_matrix(
+    shards: Sequence[Shard],
+    runner_labels: Mapping[str, Sequence[str]],
+    *,
+    sha: str | None = None,
+    pr: int | None = None,
+) -> dict[str, Any]:
+    """The device job's ``strategy.matrix`` for ``shards``, or ValueError naming every problem.
+
+    The shard list crossed a ``workflow_dispatch``; this is where the device workflow stops
+    trusting it: one commit, one PR, known SoCs whose runners carry exactly the labels
+    ``[self-hosted, qnn, <soc>]``, ids usable as artifact names, and no host-local field
+    (paths, serials) chosen by the dispatcher.
+    """
+    problems: list[str] = []
+    ids = [s.id for s in shards]
+    if len(set(ids)) != len(ids):
+        problems.append("shard ids must be unique")
+    for s in shards:
+        where = f"shard {s.id[:100]!r}"
+        if not SHARD_ID_RE.match(s.id):
+            problems.append(f"{where}: ids are lower-case letters, digits, '.', '_' and '-'")
+        if sha is not None and s.sha != sha:
+            problems.append(f"{where}: pinned to {s.sha[:12]}, not the run's {sha[:12]}")
+        if pr is not None and s.pr != pr:
+            problems.append(f"{where}: for PR {s.pr}, not {pr}")
+        labels = runner_labels.get(s.soc)
+        if labels is None:
+            problems.append(f"{where}: SoC {s.soc} is not in the catalog")
+        elif tuple(labels) != ("self-hosted", "qnn", s.soc.lower()):
+            problems.append(
+                f"{where}: SoC {s.soc} has runner_labels {list(labels)}; the device workflow "
+                f"runs on [self-hosted, qnn, {s.soc.lower()}]"
+            )
+        chosen = [f for f in HOST_LOCAL_FIELDS if getattr(s, f)]
+        if chosen:
+            problems.append(f"{where}: {', '.join(chosen)} belong to the runner host, not the plan")
+    if not shards:
+        problems.append("no shards")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return {"include": [{"id": s.id, "soc": s.soc.lower(), "shard": s.to_dict()} for s in shards]}
+
+
+@click.command("device-matrix")
+@click.option(
+    "--shards-file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The planned shard list (dispatch input `shards`, or `bot plan` output).",
+)
+@click.option("--sha", default=None, help="Every shard must be pinned to this commit.")
+@click.option("--pr", type=int, default=None, help="Every shard must be for this PR.")
+@click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False, path_type=Path))
+def device_matrix(
+    shards_file: Path, sha: str | None, pr: int | None, catalog_path: Path | None
+) -> None:
+    """Check a shard list and print `matrix=...`, `shards=...`, `count=...` for $GITHUB_OUTPUT."""
+    from bot import catalog as catalog_mod
+
+    try:
+        catalog = catalog_mod.load(catalog_path)
+        shards = parse_shards(_read(shards_file, "the shard list"), str(shards_file))
+        matrix = github_matrix(
+            shards,
+            {name: soc.runner_labels for name, soc in catalog.socs.items()},
+            sha=sha,
+            pr=pr,
+        )
+    except (ValueError, catalog_mod.CatalogError) as exc:
+        _fail(str(exc))
+    # One line each: $GITHUB_OUTPUT takes name=value lines.
+    click.echo("matrix=" + json.dumps(matrix, separators=(",", ":")))
+    click.echo("shards=" + json.dumps([s.to_dict() for s in shards], separators=(",", ":")))
+    click.echo(f"count={len(shards)}")
+
+
 # ----------------------------------------------------------------------------- run-shard
 
 
@@ -101,6 +185,7 @@ HOST_CONFIG_OPTION = click.option(
 )
 @click.option("--executorch-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--device", "serial", default=None, help="Run on this serial first.")
+@click.option("--log-url", default=None, help="Where the job's logs are (the workflow run).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
     "--catalog",
@@ -115,6 +200,7 @@ def run_shard(
     out_dir: Path,
     executorch_dir: Path | None,
     serial: str | None,
+    log_url: str | None,
     state_dir: Path | None,
     catalog_path: Path | None,
 ) -> None:
@@ -153,7 +239,7 @@ def run_shard(
         env=scrub_env(os.environ),
         log=lambda msg: click.echo(msg, err=True),
     )
-    result = Runner(settings).run(shard)
+    result = Runner(settings, log_url=log_url).run(shard)
     click.echo(f"{shard.id}: {results.ran_line(result)}")
     if result.infra_reason:
         click.echo(f"{shard.id}: INFRA: {result.infra_reason}")

@@ -431,8 +431,9 @@ class Attempt:
 class Runner:
     """Runs shards on this host's phones; holds the per-host settings."""
 
-    def __init__(self, settings: RunSettings) -> None:
+    def __init__(self, settings: RunSettings, log_url: str | None = None) -> None:
         self.settings = settings
+        self.log_url = log_url
         self.attempts: list[Attempt] = []
 
     def _adb(self, shard: Shard, serial: str) -> Adb:
@@ -534,16 +535,14 @@ class Runner:
             self._check_checkout(shard)
         except RefusedError as exc:
             result = ShardResult.all_infra(shard, f"refused: {exc}", attempts=0)
-            self._write(result)
-            return result
+            return self._finish(result)
 
         if shard.enable_x86_64 or shard.compile_only:
             result, _ = run_tests(
                 shard, settings, out / "attempt-1", serial=None, adb=None, fingerprint=None
             )
             self.attempts.append(Attempt(None, shard.tests, 0, result.infra_reason))
-            self._write(result)
-            return result
+            return self._finish(result)
 
         candidates = list(
             dict.fromkeys([*([shard.device] if shard.device else []), *shard.device_pool])
@@ -555,29 +554,25 @@ class Runner:
                 "[[devices]] in the host config, or pass --device",
                 attempts=0,
             )
-            self._write(result)
-            return result
+            return self._finish(result)
 
         first = self._one_attempt(shard, candidates, out / "attempt-1")
         retry_ids = tuple(r.test_id for r in first.results if r.status is Status.INFRA)
         if not retry_ids:
-            self._write(first)
-            return first
+            return self._finish(first)
         others = [c for c in candidates if c != first.device]
         if not others:
             settings.log(
                 f"[{shard.id}] INFRA on {first.device}; no other {shard.soc} phone here to retry on"
             )
-            self._write(first)
-            return first
+            return self._finish(first)
         settings.log(
             f"[{shard.id}] retrying {len(retry_ids)} INFRA test(s) once on another {shard.soc} phone"
         )
         sub = replace(shard, tests=retry_ids, device=None, device_pool=tuple(others))
         second = self._one_attempt(sub, others, out / "attempt-2")
         merged = results.merge_retry(first, second, retry_ids)
-        self._write(merged)
-        return merged
+        return self._finish(merged)
 
     def _check_checkout(self, shard: Shard) -> None:
         if not shard.executorch_dir:
@@ -596,7 +591,10 @@ class Runner:
                 "checkout is wrong or the PR head moved; check out the pinned SHA and run again"
             )
 
-    def _write(self, result: ShardResult) -> None:
+    def _finish(self, result: ShardResult) -> ShardResult:
+        """Add the log link, write result.json, attempts.json and summary.txt."""
+        if self.log_url:
+            result = replace(result, log_url=self.log_url)
         out = self.settings.out_dir
         (out / "result.json").write_text(json.dumps(result.to_dict(), indent=1) + "\n")
         (out / "attempts.json").write_text(
@@ -606,3 +604,4 @@ class Runner:
         if result.infra_reason:
             summary += f"\nINFRA: {result.infra_reason}"
         (out / "summary.txt").write_text(summary + "\n")
+        return result

@@ -44,14 +44,14 @@ def test_run_shard_from_a_dispatched_entry_with_the_host_config(lab: Lab) -> Non
     )
     out = lab.root / "out"
     env = lab.env() | {"QNN_RUNNER_CONFIG": str(host_toml(lab)), "GITHUB_TOKEN": "must-not-leak"}
-    result = CliRunner().invoke(
-        device_cli.run_shard, ["--shard", str(entry), "--out", str(out)], env=env
-    )
+    url = "https://github.com/qnn-lab/executorch/actions/runs/99"
+    args = ["--shard", str(entry), "--out", str(out), "--log-url", url]
+    result = CliRunner().invoke(device_cli.run_shard, args, env=env)
     assert result.exit_code == device_cli.EXIT_FAILED, result.output
     assert "sm8650-m-1: ran 2 of 2 expected tests, 1 passed (1 FAIL)" in result.output
     saved = ShardResult.from_dict(json.loads((out / "result.json").read_text()))
     assert [r.status for r in saved.results] == [Status.PASS, Status.FAIL]
-    assert saved.device == "PHONE_A"
+    assert saved.device == "PHONE_A" and saved.log_url == url
     # The test process runs PR code: no token reaches it, even if the host has one.
     assert [entry["secret_env"] for entry in lab.runs_log()] == [[]]
 
