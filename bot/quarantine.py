@@ -85,15 +85,3 @@ def order(state_dir: Path, serials: Sequence[str]) -> list[str]:
     """Healthy-looking phones first (in the given order), quarantined ones last."""
     fine = [s for s in serials if get(state_dir, s) is None]
     return fine + [s for s in serials if s not in fine]
-
-
-def all_entries(state_dir: Path) -> list[Quarantined]:
-    directory = state_dir / "quarantine"
-    if not directory.is_dir():
-        return []
-    out = []
-    for path in sorted(directory.glob("*.json")):
-        entry = get(state_dir, path.stem)
-        if entry is not None:
-            out.append(entry)
-    return out
