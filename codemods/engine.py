@@ -8,14 +8,19 @@ that a file is never written with code that does not parse.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile
 
 from codemods.deprecations import lower_to_qnn
+from codemods.excerpt import Excerpt, cut, splice
 from codemods.findings import Unfixable
 from codemods.rules.lower_to_qnn import DEFAULT_TARGET, RewriteLowerToQnn
+
+WORD = re.compile(r"\w+")
+GLOBAL = re.compile(r"\b(?:global|nonlocal)\b")
 
 
 class RewriteError(Exception):
@@ -38,11 +43,39 @@ def mentions(data: bytes) -> bool:
 
 
 def rewrite_code(
-    code: str, *, target: str = DEFAULT_TARGET, filename: str = "<string>"
+    code: str,
+    *,
+    target: str = DEFAULT_TARGET,
+    filename: str = "<string>",
+    excerpts: bool = True,
 ) -> FileResult:
-    """Rewrite ``code`` (a whole module) and return the result; raises :class:`RewriteError`."""
-    if lower_to_qnn().name not in code:
+    """Rewrite ``code`` (a whole module) and return the result; raises :class:`RewriteError`.
+
+    ``excerpts``: run the rule on an excerpt of a large file when that gives the same result
+    (see ``codemods/excerpt.py``); False always runs it on the whole file.
+    """
+    name = lower_to_qnn().name
+    if name not in code:
         return FileResult(code, False, 0, ())
+    words = frozenset(WORD.findall(code))
+    excerpt = cut(code, name) if excerpts else None
+    if excerpt is not None and not GLOBAL.search(excerpt.dropped):
+        result = _on_excerpt(code, excerpt, words, target, filename)
+        if result is not None:
+            return result
+    command, new_code = _run(code, words, target, filename)
+    if new_code is None:
+        return FileResult(code, False, 0, tuple(command.report.unfixable))
+    _check_output(code, new_code, new_code, filename)
+    return FileResult(
+        new_code, new_code != code, command.report.rewritten, tuple(command.report.unfixable)
+    )
+
+
+def _run(
+    code: str, words: frozenset[str], target: str, filename: str
+) -> tuple[RewriteLowerToQnn, str | None]:
+    """Run the rule on ``code``; the new code, or None when the rule skipped the file."""
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
@@ -51,37 +84,61 @@ def rewrite_code(
             f"{error.message}; fix the syntax error, then run again"
         ) from None
     command = RewriteLowerToQnn(
-        CodemodContext(filename=filename), target=target, mention_checked=True
+        CodemodContext(filename=filename),
+        target=target,
+        mention_checked=True,
+        module_words=words,
     )
     try:
-        new_module = command.transform_module(module)
+        return command, command.transform_module(module).code
     except SkipFile:
-        return FileResult(code, False, 0, tuple(command.report.unfixable))
-    new_code = new_module.code
-    if new_code != code:
-        _check_output(code, new_code, filename)
-    return FileResult(
-        new_code, new_code != code, command.report.rewritten, tuple(command.report.unfixable)
+        return command, None
+
+
+def _on_excerpt(
+    code: str, excerpt: Excerpt, words: frozenset[str], target: str, filename: str
+) -> FileResult | None:
+    """The result of running on the excerpt, or None when only the whole file will do."""
+    command, new_excerpt = _run(excerpt.text, words, target, filename)
+    if command.class_level_sites:
+        return None  # class-level names of dropped methods would matter
+    dropped_words = set(WORD.findall(excerpt.dropped))
+    if command.removed_names & dropped_words:
+        return None  # the dropped code may still use an import the rule removed
+    unfixable = tuple(
+        sorted(Unfixable(excerpt.original_line(u.line), u.reason) for u in command.report.unfixable)
     )
+    if new_excerpt is None:
+        return FileResult(code, False, 0, unfixable)
+    new_code = splice(code, excerpt, new_excerpt)
+    if new_code is None:
+        return None
+    # The excerpt compiled (cut() parsed the file) and every change lies in kept, whole
+    # statements, so checking the rewritten excerpt checks the file.
+    _check_output(excerpt.text, new_excerpt, new_excerpt, filename)
+    return FileResult(new_code, new_code != code, command.report.rewritten, unfixable)
 
 
-def _check_output(old: str, new: str, filename: str) -> None:
-    """Refuse output that does not parse; the input is then left as it was."""
+def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
+    """Refuse output that does not parse; the input is then left as it was.
+
+    ``new_libcst`` is what libcst must parse (the rewritten excerpt, or the whole file).
+    """
     advice = "the file was left unchanged; please report this with the file attached"
     try:
-        cst.parse_module(new)
+        cst.parse_module(new_libcst)
     except cst.ParserSyntaxError as error:
         raise RewriteError(
             f"internal error: the rewrite does not parse ({error.message}); {advice}"
         ) from None
     try:
         ast.parse(old, filename)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return  # newer syntax than this Python knows: libcst's parse above is all we can do
     try:
         compile(new, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", "?")
         raise RewriteError(
-            f"internal error: the rewrite does not compile (line {error.lineno}: {error.msg}); "
-            f"{advice}"
+            f"internal error: the rewrite does not compile (line {line}: {error}); {advice}"
         ) from None

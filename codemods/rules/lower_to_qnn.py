@@ -29,12 +29,12 @@ Sites the rule will not touch are reported with their line and a reason; see
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import (
     Assignment,
     ParentNodeProvider,
@@ -50,12 +50,12 @@ from codemods import findings
 from codemods.call_binding import BindError, BoundCall, bind_call
 from codemods.deprecations import Catalog, Deprecation, catalog, lower_to_qnn
 from codemods.expressions import evaluated_before, is_side_effect_free
-from codemods.import_layout import ImportCodes, TidyImports
 from codemods.knowledge import Knowledge
 from codemods.layout import Printer, Source
+from codemods.rewrite_plan import ApplyPlan, ImportItem, RewritePlan
 from codemods.targets.executorch import ExecutorchTarget
 from codemods.targets.qnn_passes import QnnPassesTarget
-from codemods.targets.site import CannotRewrite, NameAllocator, Site, StatementRewrite, Target
+from codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
 
 TARGETS: dict[str, Callable[[], Target]] = {
     "qnn-passes": QnnPassesTarget,
@@ -75,7 +75,28 @@ class _Finder(cst.CSTVisitor):
     mentions: list[cst.Name | cst.Attribute] = field(default_factory=list)
     strings: list[cst.CSTNode] = field(default_factory=list)
     definition: cst.FunctionDef | None = None
+    exported: set[str] = field(default_factory=set)  # the strings of a module-level __all__
     depth: int = 0  # function/class nesting; 0 is module level
+
+    def _export(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if (
+            self.depth == 0
+            and isinstance(target, cst.Name)
+            and target.value == "__all__"
+            and isinstance(value, cst.List | cst.Tuple)
+        ):
+            for element in value.elements:
+                if isinstance(element.value, cst.SimpleString):
+                    text = element.value.evaluated_value
+                    if isinstance(text, str):
+                        self.exported.add(text)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._export(target.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._export(node.target, node.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth == 0 and node.name.value == self.old:
@@ -158,19 +179,6 @@ class _Where:
     context: str  # expression form: what the call is part of, in words
 
 
-@dataclass
-class _Plan:
-    """What the apply pass does."""
-
-    calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
-    statements: dict[cst.SimpleStatementLine, tuple[StatementRewrite, str | None]] = field(
-        default_factory=dict
-    )
-    local_imports: dict[cst.SimpleStatementLine, set[tuple[str, str, str]]] = field(
-        default_factory=dict
-    )
-
-
 class RewriteLowerToQnn(CodemodCommand):
     """Rewrite to_edge_transform_and_lower_to_qnn calls to executorch's to_edge_transform_and_lower."""
 
@@ -200,7 +208,14 @@ class RewriteLowerToQnn(CodemodCommand):
         context: CodemodContext,
         target: str = DEFAULT_TARGET,
         mention_checked: bool = False,
+        module_words: frozenset[str] | None = None,
     ) -> None:
+        """``mention_checked``: the caller already knows the file mentions the old name.
+
+        ``module_words``: every identifier-like word of the whole file, when the tree given
+        is an excerpt of it (see ``codemods/excerpt.py``); names the rewrite introduces at
+        module or class level avoid all of them.
+        """
         super().__init__(context)
         if target not in TARGETS:
             raise ValueError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
@@ -208,21 +223,23 @@ class RewriteLowerToQnn(CodemodCommand):
         self.catalog: Catalog = catalog()
         self.deprecation: Deprecation = lower_to_qnn()
         self.mention_checked = mention_checked
+        self.module_words = module_words
         self.report = findings.Report()
+        self.class_level_sites = False  # a rewritten call sits directly in a class body
+        self.removed_names: set[str] = set()  # names whose import the rewrite removed
 
     # -- entry points ---------------------------------------------------------------------
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Skip files that never mention the name before paying for any metadata."""
         self.report = findings.Report()
-        self._import_codes: set[str] = set()
+        self.class_level_sites = False
+        self.removed_names = set()
         if not self.mention_checked and self.deprecation.name not in tree.code:
             raise SkipFile(f"{self.deprecation.name} is not mentioned")
-        result = super().transform_module(tree)  # also runs the scheduled import changes
-        return result.visit(TidyImports(result, self._import_codes))
+        return super().transform_module(tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        """Find the sites, plan each one, then apply the plan in one transform."""
-        self._state = _FileState(self, tree)
+        """Find the sites, plan each one, plan the imports, then apply it all in one pass."""
         finder = _Finder(self.deprecation.name)
         tree.visit(finder)
         if finder.definition is not None:
@@ -234,7 +251,6 @@ class RewriteLowerToQnn(CodemodCommand):
 
         calls = [c for c in (self._classify(m) for m in finder.mentions) if c is not None]
         calls = self._drop_nested(calls)
-        plan = _Plan()
         per_statement: dict[cst.BaseStatement, int] = {}
         wheres: dict[cst.Call, _Where] = {}
         for call, _ in calls:
@@ -244,6 +260,8 @@ class RewriteLowerToQnn(CodemodCommand):
                 continue
             wheres[call] = where
             per_statement[where.statement] = per_statement.get(where.statement, 0) + 1
+        self._state = _FileState(self, tree, [self._scopes(call) for call in wheres])
+        plan = RewritePlan()
         for call, bound in calls:
             if call not in wheres:
                 continue
@@ -258,14 +276,10 @@ class RewriteLowerToQnn(CodemodCommand):
             self._plan_site(call, bound, where, plan)
 
         self._warn_unfixable()
-        if not plan.calls and not plan.statements:
+        if plan.is_empty():
             raise SkipFile("nothing to rewrite")
-        self._schedule_imports(plan)
-        updated = tree.visit(_Apply(plan, self.module))
-        codes = ImportCodes(updated)
-        updated.visit(codes)
-        self._import_codes = codes.codes
-        return updated
+        self._plan_imports(plan, finder.exported)
+        return tree.visit(ApplyPlan(plan, self.module))
 
     def _warn_unfixable(self) -> None:
         """Sort the report and show it to libcst.tool users as warnings too."""
@@ -490,7 +504,9 @@ class RewriteLowerToQnn(CodemodCommand):
             node = parent
 
     # -- planning -------------------------------------------------------------------------
-    def _plan_site(self, call: cst.Call, bound: BoundCall, where: _Where, plan: _Plan) -> None:
+    def _plan_site(
+        self, call: cst.Call, bound: BoundCall, where: _Where, plan: RewritePlan
+    ) -> None:
         state = self._state
         statement_ws = state.indent_of(self._line(where.statement))
         position = self.get_metadata(PositionProvider, call).start
@@ -498,8 +514,10 @@ class RewriteLowerToQnn(CodemodCommand):
         split = where.statement_form and not where.direct
         names = state.names(where.scope)
         temp = names.fresh(_NAME_FOR_RESULT) if split else None
-        pending: set[tuple[str, str, str]] = set()
+        pending: set[ImportItem] = set()
         placement = self._import_placement(call.func)
+        if isinstance(where.scope, cst.ClassDef):
+            self.class_level_sites = True
 
         def import_name(module: str, obj: str) -> str:
             name = state.import_name(module, obj)
@@ -545,7 +563,7 @@ class RewriteLowerToQnn(CodemodCommand):
             plan.calls[call] = cst.parse_expression(expression, config=config)
         for item in pending:
             state.record_import(item, placement)
-        RemoveImportsVisitor.remove_unused_import_by_node(self.context, call.func)
+        state.rewritten_funcs.append(call.func)
         self.report.rewritten += 1
 
     def _import_placement(self, func: cst.BaseExpression) -> cst.SimpleStatementLine | None:
@@ -570,19 +588,144 @@ class RewriteLowerToQnn(CodemodCommand):
                 return None
         return None
 
-    def _schedule_imports(self, plan: _Plan) -> None:
-        for (module, obj, name), placement in self._state.imports.items():
-            if self._state.already_imported(module, obj, name):
+    def _scopes(self, call: cst.Call) -> list[cst.CSTNode]:
+        """The function, lambda and class nodes around a call, innermost first."""
+        found: list[cst.CSTNode] = []
+        walk = self._parent(call)
+        while walk is not None:
+            if isinstance(walk, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                found.append(walk)
+            walk = self._parent(walk)
+        return found
+
+    def _plan_imports(self, plan: RewritePlan, exported: set[str]) -> None:
+        """New imports where the old one was (or at the top); old ones out when unused."""
+        state = self._state
+        top = self._top_imports()
+        anchor = top[-1] if top else self._docstring()
+        for item, placements in sorted(state.imports.items(), key=lambda kv: kv[0]):
+            module, obj, name = item
+            if state.already_imported(module, obj, name):
                 continue
-            if placement is None:
-                if obj:
-                    asname = None if name == obj else name
-                    AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
-                else:
-                    asname = None if name == module else name
-                    AddImportsVisitor.add_needed_import(self.context, module, asname=asname)
+            if None not in placements:
+                # Only lazy or guarded old imports: the new ones go next to each of them.
+                for placement in placements:
+                    assert placement is not None
+                    if not self._block_imports(placement, module, obj, name):
+                        plan.imports_after.setdefault(placement, set()).add(item)
+                continue
+            merge = next(
+                (
+                    node
+                    for statement in top
+                    for node in statement.body
+                    if obj
+                    and isinstance(node, cst.ImportFrom)
+                    and not node.relative
+                    and not isinstance(node.names, cst.ImportStar)
+                    and node.module is not None
+                    and cst.helpers.get_full_name_for_node(node.module) == module
+                ),
+                None,
+            )
+            if merge is not None:
+                plan.imports_merged.setdefault(merge, set()).add(item)
+            elif anchor is not None:
+                plan.imports_after.setdefault(anchor, set()).add(item)
             else:
-                plan.local_imports.setdefault(placement, set()).add((module, obj, name))
+                plan.imports_first.add(item)
+        plan.remove_aliases = self._unused_aliases(exported)
+        self.removed_names = {n for a in plan.remove_aliases for n in _binding_names(a)}
+        self.removed_names |= {n.split(".")[0] for n in self.removed_names}
+
+    def _top_imports(self) -> list[cst.SimpleStatementLine]:
+        """The module's leading import statements (after its docstring)."""
+        found = []
+        for i, statement in enumerate(self.module.body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                break
+            if i == 0 and _is_docstring(statement):
+                continue
+            if not all(isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body):
+                break
+            found.append(statement)
+        return found
+
+    def _docstring(self) -> cst.SimpleStatementLine | None:
+        first = self.module.body[0] if self.module.body else None
+        if isinstance(first, cst.SimpleStatementLine) and _is_docstring(first):
+            return first
+        return None
+
+    def _block_imports(
+        self, placement: cst.SimpleStatementLine, module: str, obj: str, name: str
+    ) -> bool:
+        """True if the block holding ``placement`` already has this exact import."""
+        block = self._parent(placement)
+        body = block.body if isinstance(block, cst.IndentedBlock | cst.Module) else ()
+        return any(
+            isinstance(statement, cst.SimpleStatementLine)
+            and any(_imports(small, module, obj, name) for small in statement.body)
+            for statement in body
+        )
+
+    def _unused_aliases(self, exported: set[str]) -> set[cst.ImportAlias]:
+        """Import aliases whose every use was a call this run rewrote."""
+        rewritten: set[cst.CSTNode] = set()
+        for func in self._state.rewritten_funcs:
+            walk: cst.CSTNode = func
+            while isinstance(walk, cst.Attribute):
+                rewritten.add(walk)
+                walk = walk.value
+            rewritten.add(walk)
+        unused: set[cst.ImportAlias] = set()
+        for func in self._state.rewritten_funcs:
+            base = func
+            while isinstance(base, cst.Attribute):
+                base = base.value
+            if not isinstance(base, cst.Name):
+                continue
+            scope = self.get_metadata(ScopeProvider, base, None)
+            if scope is None:
+                continue
+            for assignment in scope[base.value]:
+                node = assignment.node if isinstance(assignment, Assignment) else None
+                if not isinstance(node, cst.Import | cst.ImportFrom) or isinstance(
+                    node.names, cst.ImportStar
+                ):
+                    continue
+                home = self.get_metadata(ScopeProvider, node, None)
+                if home is None:
+                    continue
+                for alias in node.names:
+                    bound = _binding_names(alias)
+                    if bound & exported or alias in unused:
+                        continue
+                    references = [
+                        reference.node
+                        for a in home.assignments
+                        if isinstance(a, Assignment) and a.node is node and a.name in bound
+                        for reference in a.references
+                    ]
+                    if references and all(r in rewritten for r in references):
+                        unused.add(alias)
+        return unused
+
+
+def _is_docstring(statement: cst.SimpleStatementLine) -> bool:
+    return (
+        len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def _binding_names(alias: cst.ImportAlias) -> set[str]:
+    """Every name an alias binds in scope analysis (``import a.b`` binds a and a.b)."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return {alias.asname.name.value}
+    parts = alias.evaluated_name.split(".")
+    return {".".join(parts[: i + 1]) for i in range(len(parts))}
 
 
 def _relative(line_ws: str, statement_ws: str) -> str:
@@ -654,10 +797,15 @@ def _how_used(parent: cst.CSTNode | None, node: cst.CSTNode) -> str:
     return "used as a value"
 
 
+_WORD = re.compile(r"\w+")
+
+
 class _FileState:
     """Per-file memory shared by the sites: fresh names per scope, import names, layout."""
 
-    def __init__(self, command: RewriteLowerToQnn, tree: cst.Module) -> None:
+    def __init__(
+        self, command: RewriteLowerToQnn, tree: cst.Module, site_scopes: list[list[cst.CSTNode]]
+    ) -> None:
         self.command = command
         self.tree = tree
         self.printer = Printer(tree)
@@ -665,48 +813,77 @@ class _FileState:
             command.catalog.evidence,
             lambda key, node: command.get_metadata(key, node, None),
         )
+        self.site_scopes = {scope for scopes in site_scopes for scope in scopes}
         self._lines: list[str] | None = None
+        self._words: frozenset[str] | None = command.module_words
         self._scope_names: dict[cst.CSTNode, set[str]] = {}
-        self._module_names: set[str] | None = None
         self._import_names: dict[tuple[str, str], str] = {}
-        self.imports: dict[tuple[str, str, str], cst.SimpleStatementLine | None] = {}
+        self.imports: dict[ImportItem, set[cst.SimpleStatementLine | None]] = {}
+        self.rewritten_funcs: list[cst.BaseExpression] = []
 
-    def indent_of(self, line: int) -> str:
+    def code_lines(self) -> list[str]:
         if self._lines is None:
             self._lines = self.tree.code.splitlines()
-        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return self._lines
+
+    def indent_of(self, line: int) -> str:
+        lines = self.code_lines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
         return text[: len(text) - len(text.lstrip(" \t"))]
 
-    def module_names(self) -> set[str]:
-        if self._module_names is None:
-            collector = _NameCollector(attributes=False)
-            self.tree.visit(collector)
-            self._module_names = collector.names
-        return self._module_names
+    def words(self) -> frozenset[str]:
+        """Every identifier-like word in the file: names at module or class level avoid them."""
+        if self._words is None:
+            self._words = frozenset(_WORD.findall(self.tree.code))
+        return self._words
 
     def names(self, scope: cst.CSTNode) -> NameAllocator:
         """Fresh names for one site in ``scope``.
 
-        Names are fresh with respect to what the user's code in the scope uses; sites run one
-        after the other, so two sites in one scope may reuse the same generated names.
+        In a function, fresh with respect to every name the function (and what is nested in
+        it) uses; at module or class level, to every word of the file, since any function
+        could read a global. Sites run one after the other, so two sites in one scope may
+        reuse the same generated names.
         """
         if scope not in self._scope_names:
-            if isinstance(scope, cst.Module):
-                taken = set(self.module_names())
+            if isinstance(scope, cst.Module | cst.ClassDef):
+                taken = set(self.words())
             else:
-                collector = _NameCollector(attributes=isinstance(scope, cst.ClassDef))
+                collector = _NameCollector(attributes=False)
                 scope.visit(collector)
                 taken = collector.names
             self._scope_names[scope] = taken
         return NameAllocator(self._scope_names[scope] | set(self._import_names.values()))
 
+    def _bound(self, name: str, node: cst.CSTNode) -> list[Assignment]:
+        """Bindings of ``name`` made directly in the scope that ``node`` opens."""
+        inner: cst.CSTNode | None
+        if isinstance(node, cst.FunctionDef | cst.ClassDef):
+            inner = node.body.body[0] if isinstance(node.body, cst.IndentedBlock) else None
+            inner = inner or node.body
+        elif isinstance(node, cst.Lambda):
+            inner = node.body
+        else:
+            inner = node
+        scope = self.command.get_metadata(ScopeProvider, inner, None)
+        if not isinstance(scope, Scope) or name not in scope.assignments:
+            return []
+        return [a for a in scope.assignments[name] if isinstance(a, Assignment)]
+
     def import_name(self, module: str, obj: str) -> str:
-        """The local name for ``from module import obj`` (``import module`` when obj is "")."""
+        """The local name for ``from module import obj`` (``import module`` when obj is "").
+
+        The plain name unless the module binds it to something else, or a scope around one
+        of the rewritten calls does; then a fresh alias.
+        """
         key = (module, obj)
         if key not in self._import_names:
             base = obj or module.split(".")[0]
-            if base in self.module_names() and not self.already_imported(module, obj, base):
-                taken = self.module_names() | set(self._import_names.values())
+            clash = any(self._bound(base, scope) for scope in self.site_scopes)
+            module_bindings = self._bound(base, self.tree)
+            clash = clash or any(not _imports(a.node, module, obj, base) for a in module_bindings)
+            if clash:
+                taken = self.words() | set(self._import_names.values())
                 name = NameAllocator(taken).fresh(base)
             else:
                 name = base
@@ -714,20 +891,12 @@ class _FileState:
         return self._import_names[key]
 
     def already_imported(self, module: str, obj: str, name: str) -> bool:
-        """True if the module already binds ``name`` to exactly this, and only this."""
-        scope = self.command.get_metadata(ScopeProvider, self.tree, None)
-        if not isinstance(scope, Scope) or name not in scope:
-            return False
-        assignments = list(scope.assignments[name])
-        return bool(assignments) and all(
-            isinstance(a, Assignment) and _imports(a.node, module, obj, name) for a in assignments
-        )
+        """True if the module level already binds ``name`` to exactly this, and only this."""
+        bindings = self._bound(name, self.tree)
+        return bool(bindings) and all(_imports(a.node, module, obj, name) for a in bindings)
 
-    def record_import(
-        self, item: tuple[str, str, str], placement: cst.SimpleStatementLine | None
-    ) -> None:
-        if item not in self.imports or placement is None:
-            self.imports[item] = placement
+    def record_import(self, item: ImportItem, placement: cst.SimpleStatementLine | None) -> None:
+        self.imports.setdefault(item, set()).add(placement)
 
 
 def _imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
@@ -745,86 +914,3 @@ def _imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
             for a in node.names
         )
     return False
-
-
-class _Apply(cst.CSTTransformer):
-    """Applies a :class:`_Plan`: replaces calls, expands statements, adds local imports."""
-
-    def __init__(self, plan: _Plan, module: cst.Module) -> None:
-        self.plan = plan
-        self.module = module
-        self.config = module.config_for_parsing
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        replacement = self.plan.calls.get(original_node)
-        if replacement is None:
-            return updated_node
-        return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
-
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
-        statements: list[cst.BaseStatement] = [updated_node]
-        if original_node in self.plan.statements:
-            rewrite, temp = self.plan.statements[original_node]
-            statements = self._expand(updated_node, rewrite, temp)
-        imports = self.plan.local_imports.get(original_node)
-        if imports:
-            statements += self._import_statements(imports)
-        return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
-
-    def _parse_block(self, text: str) -> list[cst.BaseStatement]:
-        nl = self.module.default_newline
-        parsed = cst.parse_module(text + nl, config=self.config)
-        body: list[cst.BaseStatement] = list(parsed.body)
-        first = body[0] if body else None
-        if parsed.header and isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement):
-            body[0] = first.with_changes(leading_lines=[*parsed.header, *first.leading_lines])
-        return body
-
-    def _expand(
-        self, updated: cst.SimpleStatementLine, rewrite: StatementRewrite, temp: str | None
-    ) -> list[cst.BaseStatement]:
-        nl = self.module.default_newline
-        unit = self.module.default_indent
-        prelude = self._parse_block(nl.join(rewrite.prelude)) if rewrite.prelude else []
-        inner: cst.BaseStatement
-        after: list[cst.BaseStatement] = []
-        if temp is None:
-            inner = updated.with_changes(leading_lines=[])
-        else:
-            inner = self._parse_block(f"{temp} = {rewrite.call}")[0]
-            after = [updated.with_changes(leading_lines=[])]
-        if rewrite.context is None:
-            body = [*prelude, inner, *after]
-        else:
-            with_node = self._parse_block(f"with {rewrite.context}:{nl}{unit}pass")[0]
-            assert isinstance(with_node, cst.With)
-            with_node = with_node.with_changes(
-                body=with_node.body.with_changes(body=[inner.with_changes(leading_lines=[])])
-            )
-            body = [*prelude, with_node, *after]
-        first = body[0]
-        assert isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement)
-        body[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
-        return body
-
-    def _import_statements(
-        self, imports: Iterable[tuple[str, str, str]]
-    ) -> list[cst.BaseStatement]:
-        by_module: dict[str, list[str]] = {}
-        plain: list[str] = []
-        for module, obj, name in sorted(imports):
-            if not obj:
-                plain.append(module if name == module else f"{module} as {name}")
-            else:
-                by_module.setdefault(module, []).append(obj if name == obj else f"{obj} as {name}")
-        lines = [f"import {m}" for m in plain]
-        for module, names in sorted(by_module.items()):
-            line = f"from {module} import {', '.join(names)}"
-            if len(line) > 88:
-                unit = self.module.default_indent
-                inner = "".join(f"{unit}{n},{self.module.default_newline}" for n in names)
-                line = f"from {module} import ({self.module.default_newline}{inner})"
-            lines.append(line)
-        return self._parse_block(self.module.default_newline.join(lines))

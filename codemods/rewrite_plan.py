@@ -1,0 +1,175 @@
+"""A rule's decisions for one module, and the single transform that carries them out.
+
+Rules decide (which calls become what, which statements expand, which imports come and go);
+:class:`ApplyPlan` edits the tree accordingly in one pass. Keeping the two apart keeps the
+rules free of tree surgery and makes each edit easy to test on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from codemods.import_layout import relayout
+from codemods.targets.site import StatementRewrite
+
+# (module, object, local name); object "" means ``import module [as name]``.
+ImportItem = tuple[str, str, str]
+
+
+@dataclass
+class RewritePlan:
+    """Everything a rule wants changed in one module."""
+
+    calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
+    # statement -> (its rewrite, the temporary name of the call's result or None)
+    statements: dict[cst.SimpleStatementLine, tuple[StatementRewrite, str | None]] = field(
+        default_factory=dict
+    )
+    remove_aliases: set[cst.ImportAlias] = field(default_factory=set)
+    # new import statements after a given statement: the last of the module's leading
+    # imports, or the old import when it sits inside a function, a try or an if
+    imports_after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # new import statements at the very start (a module without leading imports)
+    imports_first: set[ImportItem] = field(default_factory=set)
+    # new names merged into an existing top-level `from module import ...`
+    imports_merged: dict[cst.ImportFrom, set[ImportItem]] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        """True when nothing would change."""
+        return not (self.calls or self.statements)
+
+
+def import_lines(items: set[ImportItem], newline: str, indent: str, width: int = 88) -> str:
+    """Source text of import statements for ``items``, one per module, sorted."""
+    plain: list[str] = []
+    by_module: dict[str, list[str]] = {}
+    for module, obj, name in sorted(items):
+        if not obj:
+            plain.append(module if name == module else f"{module} as {name}")
+        else:
+            by_module.setdefault(module, []).append(obj if name == obj else f"{obj} as {name}")
+    lines = [f"import {m}" for m in plain]
+    for module, names in sorted(by_module.items()):
+        line = f"from {module} import {', '.join(names)}"
+        if len(line) > width:
+            inner = "".join(f"{indent}{n},{newline}" for n in names)
+            line = f"from {module} import ({newline}{inner})"
+        lines.append(line)
+    return newline.join(lines)
+
+
+class ApplyPlan(cst.CSTTransformer):
+    """Carries out a :class:`RewritePlan` on the module it was made for."""
+
+    def __init__(self, plan: RewritePlan, module: cst.Module) -> None:
+        self.plan = plan
+        self.module = module
+        self.config = module.config_for_parsing
+        self.newline = module.default_newline
+        self.unit = module.default_indent
+
+    # -- calls and statements -----------------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        replacement = self.plan.calls.get(original_node)
+        if replacement is None:
+            return updated_node
+        return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
+        statements: list[cst.BaseStatement] = []
+        if updated_node.body:
+            statements.append(updated_node)
+        if original_node in self.plan.statements:
+            rewrite, temp = self.plan.statements[original_node]
+            statements = self._expand(updated_node, rewrite, temp)
+        extra = self.plan.imports_after.get(original_node)
+        if extra:
+            new = self.parse(import_lines(extra, self.newline, self.unit))
+            if not updated_node.body and new:
+                new[0] = _with_leading(new[0], updated_node.leading_lines)
+            statements += new
+        if not statements:
+            return cst.RemovalSentinel.REMOVE
+        return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+    def parse(self, text: str) -> list[cst.BaseStatement]:
+        """Statements parsed from ``text`` with the module's indentation and newlines."""
+        parsed = cst.parse_module(text + self.newline, config=self.config)
+        body: list[cst.BaseStatement] = list(parsed.body)
+        if parsed.header and body:
+            body[0] = _with_leading(body[0], [*parsed.header, *_leading(body[0])])
+        return body
+
+    def _expand(
+        self, updated: cst.SimpleStatementLine, rewrite: StatementRewrite, temp: str | None
+    ) -> list[cst.BaseStatement]:
+        prelude = self.parse(self.newline.join(rewrite.prelude)) if rewrite.prelude else []
+        inner: cst.BaseStatement = updated.with_changes(leading_lines=[])
+        after: list[cst.BaseStatement] = []
+        if temp is not None:
+            inner = self.parse(f"{temp} = {rewrite.call}")[0]
+            after = [updated.with_changes(leading_lines=[])]
+        if rewrite.context is None:
+            body = [*prelude, inner, *after]
+        else:
+            header = self.parse(f"with {rewrite.context}:{self.newline}{self.unit}pass")[0]
+            assert isinstance(header, cst.With)
+            with_node = header.with_changes(body=header.body.with_changes(body=[inner]))
+            body = [*prelude, with_node, *after]
+        body[0] = _with_leading(body[0], [*updated.leading_lines, *_leading(body[0])])
+        return body
+
+    # -- imports --------------------------------------------------------------------------
+    def leave_Import(
+        self, original_node: cst.Import, updated_node: cst.Import
+    ) -> cst.Import | cst.RemovalSentinel:
+        kept = [a for a in original_node.names if a not in self.plan.remove_aliases]
+        if len(kept) == len(original_node.names):
+            return updated_node
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        last = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=[*kept[:-1], last])
+
+    def leave_ImportFrom(
+        self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.RemovalSentinel:
+        if isinstance(original_node.names, cst.ImportStar):
+            return updated_node
+        kept = [a for a in original_node.names if a not in self.plan.remove_aliases]
+        merged = self.plan.imports_merged.get(original_node, set())
+        if len(kept) == len(original_node.names) and not merged:
+            return updated_node
+        added = [
+            cst.ImportAlias(
+                name=cst.Name(obj),
+                asname=None if name == obj else cst.AsName(name=cst.Name(name)),
+            )
+            for _, obj, name in sorted(merged)
+        ]
+        if not kept and not added:
+            return cst.RemovalSentinel.REMOVE
+        return relayout(self.module, updated_node, kept, added)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.plan.imports_first:
+            return updated_node
+        new = self.parse(import_lines(self.plan.imports_first, self.newline, self.unit))
+        return updated_node.with_changes(body=[*new, *updated_node.body])
+
+
+def _leading(node: cst.BaseStatement) -> list[cst.EmptyLine]:
+    if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+        return list(node.leading_lines)
+    return []
+
+
+def _with_leading(node: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cst.BaseStatement:
+    if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+        return node.with_changes(leading_lines=lines)
+    return node
