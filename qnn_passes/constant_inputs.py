@@ -89,6 +89,9 @@ def add_get_attr(
 ) -> torch.fx.Node:
     """Register ``tensor`` on ``gm`` and return a get_attr node for it, placed after ``after``."""
     name = unique_attr_name(gm, hint)
+    # Detached: a view of a parameter would otherwise carry autograd history into the
+    # program (and a program holding such a tensor cannot be deep-copied).
+    tensor = tensor.detach()
     gm.register_buffer(name, tensor)
     with gm.graph.inserting_after(after):
         node = gm.graph.get_attr(name)

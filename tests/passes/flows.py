@@ -150,16 +150,35 @@ def run_portable(programs: dict[str, Any], inputs: dict[str, tuple[Any, ...]]) -
         {name: copy.deepcopy(p) for name, p in programs.items()},
         compile_config=qnn_compile_config(),
     )
-    module = _load_for_executorch_from_buffer(manager.to_executorch().buffer)
-    return {name: module.run_method(name, inputs[name]) for name in programs}
+    # The loaded module reads the .pte from this buffer and may return tensors in its planned
+    # memory: keep the buffer alive while it runs, and copy the outputs out.
+    buffer = manager.to_executorch().buffer
+    module = _load_for_executorch_from_buffer(buffer)
+    outputs = {
+        name: [t.clone() for t in module.run_method(name, inputs[name])] for name in programs
+    }
+    del module
+    del buffer
+    return outputs
 
 
-def pte_bytes(programs: dict[str, Any]) -> bytes:
+def serialize(programs: dict[str, Any]) -> Any:
+    """The ExecutorchProgramManager for ``programs`` (its ``.buffer`` is the .pte)."""
     manager = EdgeProgramManager(
         {name: copy.deepcopy(p) for name, p in programs.items()},
         compile_config=qnn_compile_config(),
     )
-    return bytes(manager.to_executorch().buffer)
+    return manager.to_executorch()
+
+
+def serialized_constants(executorch_program: Any) -> int:
+    """Number of constant tensor values (tensors backed by constant data) in a .pte."""
+    return sum(
+        1
+        for plan in executorch_program.executorch_program.execution_plan
+        for v in plan.values
+        if type(v.val).__name__ == "Tensor" and v.val.data_buffer_idx > 0
+    )
 
 
 def constant_bytes(program: Any) -> int:

@@ -227,7 +227,12 @@ CASES: tuple[Case, ...] = (
         convert_linear_to_conv2d=True,
         block_size_map=(("linear", (1, 8)),),
     ),
-    Case("quant_linear_qat", _simple(lambda: Linear(8, 6), 4, 8), quant="qat"),
+    Case(
+        "quant_linear_qat",
+        _simple(lambda: Linear(8, 6), 4, 8),
+        quant="qat",
+        convert_linear_to_conv2d=True,
+    ),
     Case("multi_method", _multi_method),
 )
 
@@ -283,3 +288,10 @@ def _built(name: str) -> tuple[Any, Any]:
     if case.quant is not None:
         model = quantize(case, model, inputs)
     return model, inputs
+
+
+def params(cases: tuple[Case, ...]) -> list[Any]:
+    """pytest params for ``cases``, one xdist group per case so a case's cached lowering is reused."""
+    import pytest
+
+    return [pytest.param(c, id=c.name, marks=pytest.mark.xdist_group(c.name)) for c in cases]
