@@ -6,7 +6,7 @@ import fnmatch
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 DATA_FILE = "deprecations.toml"
@@ -113,7 +113,8 @@ def parse_catalog(text: str) -> Catalog:
 @cache
 def catalog() -> Catalog:
     """The bundled catalog (read once per process)."""
-    text = resources.files("codemods").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    # Next to this module (package data), read by path: robust to how the package is installed.
+    text = (Path(__file__).parent / "data" / DATA_FILE).read_text(encoding="utf-8")
     return parse_catalog(text)
 
 

@@ -72,7 +72,16 @@ class Display:
     items: tuple[Expr, ...]
 
 
-Expr = Text | Source | CallSpec | Seq | Display
+@dataclass(frozen=True)
+class Conditional:
+    """``body if test else orelse``; split over lines inside parentheses when too long."""
+
+    body: Expr
+    test: Expr
+    orelse: Expr
+
+
+Expr = Text | Source | CallSpec | Seq | Display | Conditional
 
 
 class _CommentFinder(cst.CSTVisitor):
@@ -143,32 +152,48 @@ class Printer:
             code = self.module.code_for_node(expr.node)
             multiline = "\n" in code or "\r" in code
             return None if multiline or ("#" in code and _has_comment(expr.node)) else code
-        if isinstance(expr, Seq):
-            parts = [self.flat(p) for p in expr.parts]
-            return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
-        if isinstance(expr, Display):
-            items = [self.flat(i) for i in expr.items]
-            if any(i is None for i in items):
+        if isinstance(expr, Seq | Display | Conditional):
+            parts = self._flat_all(
+                expr.parts
+                if isinstance(expr, Seq)
+                else expr.items
+                if isinstance(expr, Display)
+                else (expr.body, expr.test, expr.orelse)
+            )
+            if parts is None:
                 return None
-            return f"{expr.open}{', '.join(i or '' for i in items)}{expr.close}"
+            if isinstance(expr, Seq):
+                return "".join(parts)
+            if isinstance(expr, Display):
+                return f"{expr.open}{', '.join(parts)}{expr.close}"
+            return f"{parts[0]} if {parts[1]} else {parts[2]}"
         if expr.dangling:
             return None
         func = expr.func if isinstance(expr.func, str) else self.flat(expr.func)
         if func is None:
             return None
-        args = []
-        for arg in expr.args:
+        args = self._flat_args(expr.args)
+        return None if args is None else f"{func}({args}){expr.suffix}"
+
+    def _flat_all(self, exprs: tuple[Expr, ...]) -> list[str] | None:
+        parts = [self.flat(e) for e in exprs]
+        return None if any(p is None for p in parts) else [p or "" for p in parts]
+
+    def _flat_args(self, args: tuple[ArgSpec, ...]) -> str | None:
+        texts = []
+        for arg in args:
             text = self.flat(arg.value)
             if text is None or arg.comments_before or arg.trailing_comment:
                 return None
-            args.append(text if arg.keyword is None else f"{arg.keyword}={text}")
-        return f"{func}({', '.join(args)}){expr.suffix}"
+            texts.append(text if arg.keyword is None else f"{arg.keyword}={text}")
+        return ", ".join(texts)
 
-    def render(self, expr: Expr, indent: str, column: int) -> str:
+    def render(self, expr: Expr, indent: str, column: int, base: int = 0) -> str:
         """Print ``expr`` starting at ``column`` of a line indented by ``indent``.
 
-        ``column`` counts what precedes the expression on its first line (including
-        ``indent``); it decides whether a call fits on that line.
+        ``base`` is the width of the indentation of the block the code goes in (``indent``
+        is relative to it) and ``column`` the absolute column where ``expr`` starts: together
+        they decide what fits in :data:`WIDTH`.
         """
         flat = self.flat(expr)
         if flat is not None and column + len(flat) <= self.width:
@@ -180,44 +205,47 @@ class Printer:
         if isinstance(expr, Seq):
             out = ""
             for part in expr.parts:
-                out += self.render(part, indent, column + len(out))
+                out += self.render(part, indent, column + len(out), base)
             return out
         inner = indent + self.unit
+        room = self.width - base - len(inner)  # for a line of its own inside the brackets
         nl = self.newline
+        if isinstance(expr, Conditional):
+            if flat is not None and len(flat) <= room:
+                return f"({nl}{inner}{flat}{nl}{indent})"
+            parts = [
+                self.render(expr.body, inner, base + len(inner), base),
+                "if " + self.render(expr.test, inner, base + len(inner) + 3, base),
+                "else " + self.render(expr.orelse, inner, base + len(inner) + 5, base),
+            ]
+            return f"({nl}" + "".join(f"{inner}{p}{nl}" for p in parts) + f"{indent})"
         if isinstance(expr, Display):
-            items = [self.flat(i) for i in expr.items]
-            body = ", ".join(i or "" for i in items)
-            if all(i is not None for i in items) and len(inner) + len(body) <= self.width:
+            items = self._flat_all(expr.items)
+            body = None if items is None else ", ".join(items)
+            if body is not None and len(body) <= room:
                 return f"{expr.open}{nl}{inner}{body}{nl}{indent}{expr.close}"
-            lines = [expr.open]
-            for item in expr.items:
-                lines.append(f"{inner}{self.render(item, inner, len(inner))},")
-            lines.append(f"{indent}{expr.close}")
+            rendered = [self.render(i, inner, base + len(inner), base) for i in expr.items]
+            comma = "," if len(rendered) > 1 else ""
+            lines = [expr.open, *(f"{inner}{r}{comma}" for r in rendered), f"{indent}{expr.close}"]
             return nl.join(lines)
-        func = expr.func if isinstance(expr.func, str) else self.render(expr.func, indent, column)
-        hugged = self._hug(expr, inner)
-        if hugged is not None:
-            return f"{func}({nl}{inner}{hugged}{nl}{indent}){expr.suffix}"
+        func = (
+            expr.func
+            if isinstance(expr.func, str)
+            else self.render(expr.func, indent, column, base)
+        )
+        body = None if expr.dangling else self._flat_args(expr.args)
+        if body and len(body) <= room:
+            # All arguments on one line of their own, as black does when they fit there.
+            return f"{func}({nl}{inner}{body}{nl}{indent}){expr.suffix}"
+        single = len(expr.args) == 1 and not expr.dangling
         lines = [f"{func}("]
         for arg in expr.args:
             lines += [f"{inner}{c}" for c in arg.comments_before]
             head = f"{inner}{'' if arg.keyword is None else arg.keyword + '='}"
-            text = self.render(arg.value, inner, len(head))
+            text = self.render(arg.value, inner, base + len(head), base)
+            comma = "" if single and not arg.trailing_comment else ","
             tail = "" if arg.trailing_comment is None else f"  {arg.trailing_comment}"
-            lines.append(f"{head}{text},{tail}")
+            lines.append(f"{head}{text}{comma}{tail}")
         lines += [f"{inner}{c}" for c in expr.dangling]
         lines.append(f"{indent}){expr.suffix}")
         return nl.join(lines)
-
-    def _hug(self, call: CallSpec, inner: str) -> str | None:
-        """All arguments on one line of their own, as black does when they fit there."""
-        if call.dangling or not call.args:
-            return None
-        texts = []
-        for arg in call.args:
-            text = self.flat(arg.value)
-            if text is None or arg.comments_before or arg.trailing_comment:
-                return None
-            texts.append(text if arg.keyword is None else f"{arg.keyword}={text}")
-        body = ", ".join(texts)
-        return body if len(inner) + len(body) <= self.width else None

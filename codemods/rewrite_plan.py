@@ -24,8 +24,8 @@ class RewritePlan:
     """Everything a rule wants changed in one module."""
 
     calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
-    # statement -> (its rewrite, the temporary name of the call's result or None)
-    statements: dict[cst.SimpleStatementLine, tuple[StatementRewrite, str | None]] = field(
+    # small statement -> (its rewrite, the temporary name of the call's result or None)
+    statements: dict[cst.BaseSmallStatement, tuple[StatementRewrite, str | None]] = field(
         default_factory=dict
     )
     remove_aliases: set[cst.ImportAlias] = field(default_factory=set)
@@ -82,11 +82,15 @@ class ApplyPlan(cst.CSTTransformer):
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
         statements: list[cst.BaseStatement] = []
-        if updated_node.body:
+        if any(small in self.plan.statements for small in original_node.body):
+            statements = self._lines(
+                original_node.body,
+                updated_node.body,
+                updated_node.leading_lines,
+                updated_node.trailing_whitespace,
+            )
+        elif updated_node.body:
             statements.append(updated_node)
-        if original_node in self.plan.statements:
-            rewrite, temp = self.plan.statements[original_node]
-            statements = self._expand(updated_node, rewrite, temp)
         extra = self.plan.imports_after.get(original_node)
         if extra:
             new = self.parse(import_lines(extra, self.newline, self.unit))
@@ -96,6 +100,40 @@ class ApplyPlan(cst.CSTTransformer):
         if not statements:
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+    def leave_SimpleStatementSuite(
+        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
+    ) -> cst.BaseSuite:
+        if not any(small in self.plan.statements for small in original_node.body):
+            return updated_node
+        # `if x: y = call()` -> a real block, so the call can have statements of its own.
+        lines = self._lines(
+            original_node.body, updated_node.body, (), updated_node.trailing_whitespace
+        )
+        return cst.IndentedBlock(body=lines)
+
+    def _lines(
+        self,
+        original: Sequence[cst.BaseSmallStatement],
+        updated: Sequence[cst.BaseSmallStatement],
+        leading: Sequence[cst.EmptyLine],
+        trailing: cst.TrailingWhitespace,
+    ) -> list[cst.BaseStatement]:
+        """Small statements each on a line of its own, the planned ones expanded."""
+        assert len(original) == len(updated), "statements removed from a line with a call"
+        out: list[cst.BaseStatement] = []
+        for i, (old, new) in enumerate(zip(original, updated, strict=True)):
+            last = i == len(original) - 1
+            line = cst.SimpleStatementLine(
+                body=[new.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)],
+                trailing_whitespace=trailing if last else cst.TrailingWhitespace(),
+            )
+            if old in self.plan.statements:
+                out += self._expand(line, *self.plan.statements[old])
+            else:
+                out.append(line)
+        out[0] = _with_leading(out[0], [*leading, *_leading(out[0])])
+        return out
 
     def parse(self, text: str) -> list[cst.BaseStatement]:
         """Statements parsed from ``text`` with the module's indentation and newlines."""

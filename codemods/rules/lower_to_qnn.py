@@ -69,9 +69,11 @@ _NAME_FOR_RESULT = "edge_manager"  # the temporary for a call that is part of a 
 
 @dataclass
 class _Finder(cst.CSTVisitor):
-    """One pass over the module: every mention of the old name, and what each scope uses."""
+    """One pass over the module: every mention of the old name (or of an alias of it)."""
 
     old: str
+    aliases: frozenset[str] = frozenset()  # `import ... to_edge_..._qnn as <alias>` names
+    found_aliases: set[str] = field(default_factory=set)
     mentions: list[cst.Name | cst.Attribute] = field(default_factory=list)
     strings: list[cst.CSTNode] = field(default_factory=list)
     definition: cst.FunctionDef | None = None
@@ -113,8 +115,12 @@ class _Finder(cst.CSTVisitor):
         self.depth -= 1
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.old:
+        if node.value == self.old or node.value in self.aliases:
             self.mentions.append(node)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.evaluated_name == self.old and node.evaluated_alias is not None:
+            self.found_aliases.add(node.evaluated_alias)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == self.old:
@@ -173,6 +179,7 @@ class _Where:
     """Where a call sits, as far as the rewrite is concerned."""
 
     statement: cst.BaseStatement  # the statement that contains the call
+    small: cst.CSTNode  # the small statement (or compound statement) that contains it
     scope: cst.CSTNode  # the FunctionDef/Lambda/ClassDef/Module whose names the new names avoid
     statement_form: bool
     direct: bool  # statement form: the call is the whole value of the statement
@@ -242,6 +249,11 @@ class RewriteLowerToQnn(CodemodCommand):
         """Find the sites, plan each one, plan the imports, then apply it all in one pass."""
         finder = _Finder(self.deprecation.name)
         tree.visit(finder)
+        if finder.found_aliases:
+            # `from ... import to_edge_transform_and_lower_to_qnn as lower`: uses of `lower`
+            # may come before the import in the file, so look again knowing the aliases.
+            finder = _Finder(self.deprecation.name, frozenset(finder.found_aliases))
+            tree.visit(finder)
         if finder.definition is not None:
             self.report.leave(self._line(finder.definition), findings.DEFINING_MODULE)
             self._warn_unfixable()
@@ -251,7 +263,7 @@ class RewriteLowerToQnn(CodemodCommand):
 
         calls = [c for c in (self._classify(m) for m in finder.mentions) if c is not None]
         calls = self._drop_nested(calls)
-        per_statement: dict[cst.BaseStatement, int] = {}
+        per_statement: dict[cst.CSTNode, int] = {}
         wheres: dict[cst.Call, _Where] = {}
         for call, _ in calls:
             where = self._where(call)
@@ -259,20 +271,22 @@ class RewriteLowerToQnn(CodemodCommand):
                 self.report.leave(self._line(call), where)
                 continue
             wheres[call] = where
-            per_statement[where.statement] = per_statement.get(where.statement, 0) + 1
+            per_statement[where.small] = per_statement.get(where.small, 0) + 1
         self._state = _FileState(self, tree, [self._scopes(call) for call in wheres])
         plan = RewritePlan()
         for call, bound in calls:
             if call not in wheres:
                 continue
             where = wheres[call]
-            if per_statement[where.statement] > 1 and where.statement_form:
+            if per_statement[where.small] > 1 and where.statement_form:
                 # Two calls in one statement: each stays an expression, in its place.
                 scope = self._walrus_scope(call)
                 if isinstance(scope, str):
                     self.report.leave(self._line(call), scope)
                     continue
-                where = _Where(where.statement, scope, False, False, "a statement with two calls")
+                where = _Where(
+                    where.statement, where.small, scope, False, False, "a statement with two calls"
+                )
             self._plan_site(call, bound, where, plan)
 
         self._warn_unfixable()
@@ -438,7 +452,9 @@ class RewriteLowerToQnn(CodemodCommand):
                 context = _context(parent, before)
             node = parent
         small = parent
-        statement = small if isinstance(small, cst.BaseCompoundStatement) else self._parent(small)
+        statement: cst.CSTNode | None = small
+        while statement is not None and not isinstance(statement, cst.BaseStatement):
+            statement = self._parent(statement)  # one-line blocks: up to their compound statement
         assert isinstance(statement, cst.BaseStatement)
         if isinstance(small, cst.BaseCompoundStatement):
             context = context or _context(small, None)
@@ -446,18 +462,20 @@ class RewriteLowerToQnn(CodemodCommand):
             before = evaluated_before(small, node)
             if not context and (before is None or not all(_free(b) for b in before)):
                 context = _context(small, before)
-            if not isinstance(statement, cst.SimpleStatementLine):
-                context = context or "a one-line block (`if x: y = ...`)"
-            elif len(statement.body) != 1:
-                context = context or "a line with several statements"
-        if not context and isinstance(self._parent(statement), cst.IndentedBlock | cst.Module):
-            return _Where(
-                statement, self._block_scope(statement), True, self._direct(small, call), ""
-            )
-        scope = self._walrus_scope(call)
-        if isinstance(scope, str):
-            return scope
-        return _Where(statement, scope, False, False, context or "a larger expression")
+        in_block = isinstance(statement, cst.SimpleStatementLine) and isinstance(
+            self._parent(statement), cst.IndentedBlock | cst.Module
+        )
+        # `if x: y = call()` becomes a block; `a = 1; y = call()` separate lines.
+        in_suite = isinstance(self._parent(small), cst.SimpleStatementSuite)
+        if not context and (in_block or in_suite):
+            scope = self._block_scope(statement)
+            return _Where(statement, small, scope, True, self._direct(small, call), "")
+        walrus_scope = self._walrus_scope(call)
+        if isinstance(walrus_scope, str):
+            return walrus_scope
+        return _Where(
+            statement, small, walrus_scope, False, False, context or "a larger expression"
+        )
 
     def _direct(self, small: cst.CSTNode, call: cst.Call) -> bool:
         """The call is the whole value of ``small`` and its targets are plain names."""
@@ -465,12 +483,12 @@ class RewriteLowerToQnn(CodemodCommand):
             case cst.Expr(value=value) | cst.Return(value=value):
                 return value is call
             case cst.Assign(value=value, targets=targets):
-                return value is call and all(is_side_effect_free(t.target) for t in targets)
+                return value is call and all(_plain_target(t.target) for t in targets)
             case (
                 cst.AnnAssign(value=value, target=target)
                 | cst.AugAssign(value=value, target=target)
             ):
-                return value is call and is_side_effect_free(target)
+                return value is call and _plain_target(target)
         return False
 
     def _block_scope(self, statement: cst.CSTNode) -> cst.CSTNode:
@@ -509,6 +527,9 @@ class RewriteLowerToQnn(CodemodCommand):
     ) -> None:
         state = self._state
         statement_ws = state.indent_of(self._line(where.statement))
+        block_ws = statement_ws
+        if where.statement_form and isinstance(self._parent(where.small), cst.SimpleStatementSuite):
+            block_ws += self.module.default_indent  # the one-line block becomes a real one
         position = self.get_metadata(PositionProvider, call).start
         call_ws = state.indent_of(position.line)
         split = where.statement_form and not where.direct
@@ -537,7 +558,7 @@ class RewriteLowerToQnn(CodemodCommand):
             knowledge=state.knowledge,
             context=where.context,
             indent="" if split else _relative(call_ws, statement_ws),
-            block_column=len(statement_ws),
+            block_column=len(block_ws),
             call_column=(
                 len(f"{temp} = ") if temp else max(position.column - len(statement_ws), 0)
             ),
@@ -553,8 +574,8 @@ class RewriteLowerToQnn(CodemodCommand):
 
         config = self.module.config_for_parsing
         if where.statement_form:
-            assert isinstance(where.statement, cst.SimpleStatementLine)
-            plan.statements[where.statement] = (rewrite, temp)
+            assert isinstance(where.small, cst.BaseSmallStatement)
+            plan.statements[where.small] = (rewrite, temp)
             if temp is None:
                 plan.calls[call] = cst.parse_expression(rewrite.call, config=config)
             else:
@@ -730,6 +751,16 @@ def _binding_names(alias: cst.ImportAlias) -> set[str]:
 
 def _relative(line_ws: str, statement_ws: str) -> str:
     return line_ws[len(statement_ws) :] if line_ws.startswith(statement_ws) else ""
+
+
+def _plain_target(node: cst.BaseExpression) -> bool:
+    """An assignment target whose evaluation has no side effects (``x``, ``a.b``, ``d[k]``)."""
+    match node:
+        case cst.Subscript(value=value, slice=slices):
+            return is_side_effect_free(value) and all(_free(s) for s in slices)
+        case cst.Tuple(elements=elements) | cst.List(elements=elements):
+            return all(_plain_target(e.value) for e in elements)
+    return is_side_effect_free(node)
 
 
 def _free(node: cst.CSTNode) -> bool:

@@ -37,40 +37,40 @@ def plan_arguments(
     order: Sequence[str],
     uses: Mapping[str, int],
     statements: bool,
-    effects_first: bool = False,
+    work_starts: int,
 ) -> ArgumentPlan:
     """Plan the arguments of ``bound`` for code that first evaluates them in ``order``.
 
     ``uses`` counts how often the new code writes each parameter (default 1).
-    ``effects_first``: the new code does visible work before it evaluates any argument, so
-    every argument with side effects is evaluated before it (statement form only).
+    ``work_starts``: the new code starts doing visible work (exporting, setting up the SDK)
+    once it has evaluated the first ``work_starts`` parameters of ``order``. The old call
+    evaluated every argument before any work, so an argument with side effects that the new
+    code would evaluate later is bound first (statement form) or reported (expression form).
     """
     passed = list(bound.args)
     values = {p: bound.args[p].value for p in passed}
     must_bind = {p for p in passed if uses.get(p, 1) > 1 and not is_reference(values[p])}
     effectful = [p for p in passed if not is_side_effect_free(values[p])]
     position = {p: i for i, p in enumerate(order)}
+    late = {p for p in effectful if position[p] >= work_starts}
 
     def in_order(params: Sequence[str]) -> bool:
         return all(position[a] < position[b] for a, b in itertools.pairwise(params))
 
     if not statements:
-        if not in_order(effectful):
+        if late or not in_order(effectful):
             names = ", ".join(f"`{p}`" for p in effectful)
             raise CannotRewrite(findings.ORDER.format(names=names))
         return ArgumentPlan(hoisted=(), walrus=tuple(p for p in passed if p in must_bind))
 
-    if effects_first:
-        hoist = must_bind | set(effectful)
-    else:
-        # The shortest prefix of the effectful arguments to hoist so that the rest, written
-        # inline, still run in the order the call ran them.
-        j = 0
-        while j < len(effectful) and (
-            any(p in must_bind for p in effectful[j:]) or not in_order(effectful[j:])
-        ):
-            j += 1
-        hoist = must_bind | set(effectful[:j])
+    # The shortest prefix of the effectful arguments to hoist so that the rest, written
+    # inline, still run in the order the call ran them, and before any work.
+    j = 0
+    while j < len(effectful) and (
+        any(p in must_bind or p in late for p in effectful[j:]) or not in_order(effectful[j:])
+    ):
+        j += 1
+    hoist = must_bind | set(effectful[:j])
     return ArgumentPlan(hoisted=tuple(p for p in passed if p in hoist), walrus=())
 
 
@@ -87,7 +87,9 @@ def bind_arguments(site: Site, plan: ArgumentPlan) -> tuple[References, list[str
         refs.bound[param] = name
         passed = site.bound.args[param]
         head = f"{name} = "
-        value = site.printer.render(site.sources[param], "", site.block_column + len(head))
+        value = site.printer.render(
+            site.sources[param], "", site.block_column + len(head), site.block_column
+        )
         tail = "" if passed.trailing_comment is None else f"  {passed.trailing_comment}"
         lines = [*passed.comments_before, f"{head}{value}{tail}"]
         statements.append(site.printer.newline.join(lines))

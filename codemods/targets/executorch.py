@@ -36,7 +36,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from codemods import findings
-from codemods.layout import ArgSpec, CallSpec, Display, Expr, Seq, Text
+from codemods.layout import ArgSpec, CallSpec, Conditional, Display, Expr, Seq, Text
 from codemods.targets.argument_plan import bind_arguments, plan_arguments
 from codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
 
@@ -108,8 +108,9 @@ class _Writer:
         return self.site.import_name("torch", "") + ".export.export"
 
     def emit(self, head: str, expr: Expr, indent: str = "", tail: str = "") -> None:
-        column = self.site.block_column + len(indent) + len(head)
-        self.lines.append(f"{indent}{head}{self.printer.render(expr, indent, column)}{tail}")
+        base = self.site.block_column
+        column = base + len(indent) + len(head)
+        self.lines.append(f"{indent}{head}{self.printer.render(expr, indent, column, base)}{tail}")
 
     def not_dict(self, param: str) -> bool:
         passed = self.site.bound.args.get(param)
@@ -127,7 +128,7 @@ class _Writer:
             uses["constant_methods"] = uses["generate_etrecord"] = 1
             uses["module"] = 3
         plan = plan_arguments(
-            self.site.bound, order=ORDER, uses=uses, statements=True, effects_first=True
+            self.site.bound, order=ORDER, uses=uses, statements=True, work_starts=0
         )
         refs, hoisted = bind_arguments(self.site, plan)
         self.lines += hoisted
@@ -170,9 +171,8 @@ class _Writer:
             ),
             dangling=self.site.bound.dangling_comments,
         )
-        unit = len(self.printer.unit)
-        column = self.site.block_column + unit + self.site.call_column
-        return self.printer.render(call, self.site.indent, column)
+        inside = self.site.block_column + len(self.printer.unit)  # in the `with`
+        return self.printer.render(call, self.site.indent, inside + self.site.call_column, inside)
 
     def per_method(self, refs: References, param: str, methods: str) -> Text | None:
         """A name holding ``{method: value}`` for ``param`` (the wrapper's normalisation).
@@ -185,9 +185,13 @@ class _Writer:
         value = self.printer.flat(refs.expr(param))
         assert value is not None, "values read several times are simple names"
         name = self.site.names.fresh(f"method_{param}")
-        self.lines.append(
-            f"{name} = {value} if isinstance({value}, dict) and {value}.keys() == "
-            f"{methods}.keys() else dict.fromkeys({methods}, {value})"
+        self.emit(
+            f"{name} = ",
+            Conditional(
+                Text(value),
+                Text(f"isinstance({value}, dict) and {value}.keys() == {methods}.keys()"),
+                Text(f"dict.fromkeys({methods}, {value})"),
+            ),
         )
         return Text(name)
 
@@ -201,9 +205,13 @@ class _Writer:
                 value = self.printer.flat(refs.expr(param))
                 assert value is not None, "values read several times are simple names"
                 name = site.names.fresh(f"forward_{param}")
-                self.lines.append(
-                    f'{name} = {value}["forward"] if isinstance({value}, dict) and '
-                    f'{value}.keys() == {{"forward"}} else {value}'
+                self.emit(
+                    f"{name} = ",
+                    Conditional(
+                        Text(f'{value}["forward"]'),
+                        Text(f'isinstance({value}, dict) and {value}.keys() == {{"forward"}}'),
+                        Text(value),
+                    ),
                 )
                 forward[param] = Text(name)
 
@@ -215,15 +223,19 @@ class _Writer:
         passes = site.names.fresh("transform_passes")
         export_args = [
             refs.arg("module", keyword=False, comments=True),
-            ArgSpec(ref("inputs")),
+            _commented(refs, "inputs", ArgSpec(ref("inputs"))),
         ]
         if site.passed("dynamic_shapes"):
-            export_args.append(ArgSpec(ref("dynamic_shapes"), "dynamic_shapes"))
+            shapes = ArgSpec(ref("dynamic_shapes"), "dynamic_shapes")
+            export_args.append(_commented(refs, "dynamic_shapes", shapes))
         export_args.append(ArgSpec(Text("True"), "strict"))
         self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)))
         specs = ref("compiler_specs")
         self.backend_pass_manager(specs, "", pass_manager)
-        self.lines.append(f"{program} = {pass_manager}.transform_for_export_pipeline({program})")
+        self.emit(
+            f"{program} = ",
+            CallSpec(f"{pass_manager}.transform_for_export_pipeline", (ArgSpec(Text(program)),)),
+        )
         self.emit(f"{passes} = ", self.passes_call(refs, pass_manager, program, specs, ref))
         context = CallSpec(
             self.name("QnnManagerContext"),
@@ -231,7 +243,9 @@ class _Writer:
         )
         return StatementRewrite(
             prelude=tuple(self.lines),
-            context=self.printer.render(context, "", site.block_column + len("with ")),
+            context=self.printer.render(
+                context, "", site.block_column + len("with "), site.block_column
+            ),
             call=self.lower(
                 refs, program, passes, Display("[", "]", (self.partitioner(refs, specs),))
             ),
@@ -251,37 +265,44 @@ class _Writer:
         # The wrapper's intermediate-dump guard: one method only when dumping.
         entries = _display_size(module_node)
         if entries != 1:
-            check = (
-                f"{self.name('flatbuffer_to_option')}("
-                f"{self.name('generate_qnn_executorch_option')}({{spec}}))"
-                ".dump_intermediate_outputs"
-            )
             condition = None if entries is not None else f"len({module}) != 1"
             if condition is not None and not known_dict:
                 condition = f"isinstance({module}, dict) and {condition}"
             indent = "" if condition is None else unit
             if condition is not None:
                 self.lines.append(f"if {condition}:")
-            if self.not_dict("compiler_specs"):
-                self.lines.append(
-                    f"{indent}assert not {check.format(spec=specs)}, {DUMP_GUARD_MESSAGE}"
-                )
-            else:
+            spec = specs
+            if not self.not_dict("compiler_specs"):
                 spec = site.names.fresh("compiler_spec")
                 self.lines.append(
                     f"{indent}for {spec} in {specs}.values() if isinstance({specs}, dict) "
                     f"else [{specs}]:"
                 )
-                self.lines.append(
-                    f"{indent}{unit}assert not {check.format(spec=spec)}, {DUMP_GUARD_MESSAGE}"
-                )
+                indent += unit
+            dumping = CallSpec(
+                self.name("flatbuffer_to_option"),
+                (
+                    ArgSpec(
+                        CallSpec(
+                            self.name("generate_qnn_executorch_option"), (ArgSpec(Text(spec)),)
+                        )
+                    ),
+                ),
+                suffix=".dump_intermediate_outputs",
+            )
+            self.emit("assert not ", dumping, indent, tail=f", {DUMP_GUARD_MESSAGE}")
 
         if known_dict:
             methods = module
         else:
             methods = site.names.fresh("methods")
-            self.lines.append(
-                f'{methods} = {module} if isinstance({module}, dict) else {{"forward": {module}}}'
+            self.emit(
+                f"{methods} = ",
+                Conditional(
+                    Text(module),
+                    Text(f"isinstance({module}, dict)"),
+                    Text(f'{{"forward": {module}}}'),
+                ),
             )
         per_method = {p: self.per_method(refs, p, methods) for p in PER_METHOD if site.passed(p)}
         method_name = site.names.fresh("method_name")
@@ -298,16 +319,21 @@ class _Writer:
         pass_manager = site.names.fresh("pass_manager")
         self.lines.append(f"{programs}, {passes}, {partitioners} = {{}}, {{}}, {{}}")
         self.lines.append(f"for {method_name}, {method} in {methods}.items():")
-        export_args = [ArgSpec(Text(method)), ArgSpec(ref("inputs"))]
+        export_args = [
+            _commented(refs, "module", ArgSpec(Text(method))),
+            _commented(refs, "inputs", ArgSpec(ref("inputs"))),
+        ]
         if site.passed("dynamic_shapes"):
-            export_args.append(ArgSpec(ref("dynamic_shapes"), "dynamic_shapes"))
+            shapes = ArgSpec(ref("dynamic_shapes"), "dynamic_shapes")
+            export_args.append(_commented(refs, "dynamic_shapes", shapes))
         export_args.append(ArgSpec(Text("True"), "strict"))
         self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)), unit)
         method_specs = ref("compiler_specs")
         self.backend_pass_manager(method_specs, unit, pass_manager)
-        self.lines.append(
-            f"{unit}{programs}[{method_name}] = "
-            f"{pass_manager}.transform_for_export_pipeline({program})"
+        self.emit(
+            f"{programs}[{method_name}] = ",
+            CallSpec(f"{pass_manager}.transform_for_export_pipeline", (ArgSpec(Text(program)),)),
+            unit,
         )
         self.emit(
             f"{passes}[{method_name}] = ",
@@ -324,7 +350,9 @@ class _Writer:
         context = CallSpec(self.name("QnnManagerContext"), (ArgSpec(all_specs),))
         return StatementRewrite(
             prelude=tuple(self.lines),
-            context=self.printer.render(context, "", site.block_column + len("with ")),
+            context=self.printer.render(
+                context, "", site.block_column + len("with "), site.block_column
+            ),
             call=self.lower(refs, programs, passes, Text(partitioners)),
         )
 
@@ -339,11 +367,17 @@ class _Writer:
         args = [ArgSpec(Text(program))]
         for param in PASSES_KEYWORDS:
             if self.site.passed(param):
-                args.append(ArgSpec(ref(param), param))
-        args.append(ArgSpec(specs, "compiler_specs"))
+                args.append(_commented(refs, param, ArgSpec(ref(param), param)))
+        args.append(_commented(refs, "compiler_specs", ArgSpec(specs, "compiler_specs")))
         args += refs.keywords(SKIP_SETS, comments=True)
         args += refs.keywords(["convert_linear_to_conv2d"], comments=True)
         return CallSpec(f"{pass_manager}.get_to_edge_transform_passes", tuple(args))
+
+
+def _commented(refs: References, param: str, arg: ArgSpec) -> ArgSpec:
+    """``arg`` with the user's comments for ``param`` (the first time only)."""
+    before, trailing = refs.take_comments(param)
+    return ArgSpec(arg.value, arg.keyword, before, trailing)
 
 
 def _display_size(node: cst.BaseExpression) -> int | None:

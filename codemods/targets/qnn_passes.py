@@ -6,7 +6,7 @@ Before (any mix of positional and keyword arguments)::
 
 After, where the call may have statements of its own::
 
-    programs = qnn_export(model, inputs)
+    programs = qnn_export(model, inputs, compiler_specs=specs)
     with qnn_manager_context(specs, programs):
         edge = to_edge_transform_and_lower(
             programs,
@@ -17,7 +17,9 @@ After, where the call may have statements of its own::
 
 After, where it must stay one expression (comprehensions, lambdas, conditional branches)::
 
-    qnn_manager_context(specs, (programs := qnn_export(model, inputs))).run(
+    qnn_manager_context(
+        specs, (programs := qnn_export(model, inputs, compiler_specs=specs))
+    ).run(
         to_edge_transform_and_lower,
         programs,
         transform_passes=qnn_transform_passes(programs, specs, skip_node_op_set=ops),
@@ -38,7 +40,8 @@ from codemods.targets.site import References, Site, StatementRewrite
 QNN_PASSES = "qnn_passes"
 EXIR = "executorch.exir"
 
-# Where each argument first appears in the new code (statement form).
+# Where each argument first appears in the new code (statement form); the first four are
+# evaluated before qnn_export, the first work the new code does.
 STATEMENT_ORDER = (
     "module",
     "inputs",
@@ -55,7 +58,7 @@ STATEMENT_ORDER = (
 )
 # In the expression form the context's first argument, the specs, comes first.
 EXPRESSION_ORDER = ("compiler_specs", *(p for p in STATEMENT_ORDER if p != "compiler_specs"))
-USES = {"compiler_specs": 3, "skip_node_id_set": 2, "skip_node_op_set": 2}
+USES = {"compiler_specs": 4, "skip_node_id_set": 2, "skip_node_op_set": 2}
 
 TRANSFORM_KEYWORDS = (
     "passes_job",
@@ -74,28 +77,33 @@ class QnnPassesTarget:
 
     def statement(self, site: Site) -> StatementRewrite:
         """``programs = qnn_export(...)``, then the call inside ``with qnn_manager_context``."""
-        plan = plan_arguments(site.bound, order=STATEMENT_ORDER, uses=USES, statements=True)
+        plan = plan_arguments(
+            site.bound, order=STATEMENT_ORDER, uses=USES, statements=True, work_starts=4
+        )
         refs, prelude = bind_arguments(site, plan)
         programs = site.names.fresh("programs")
         export = self._export(site, refs)
         head = f"{programs} = "
-        prelude.append(head + site.printer.render(export, "", site.block_column + len(head)))
+        base = site.block_column
+        prelude.append(head + site.printer.render(export, "", base + len(head), base))
         context = CallSpec(
             site.import_name(QNN_PASSES, "qnn_manager_context"),
             (refs.arg("compiler_specs", keyword=False, comments=True), ArgSpec(Text(programs))),
         )
-        context_text = site.printer.render(context, "", site.block_column + len("with "))
+        context_text = site.printer.render(context, "", base + len("with "), base)
         call = self._lower(site, refs, Text(programs), first_arg=Text(programs))
-        column = site.block_column + len(site.printer.unit) + site.call_column
+        inside = base + len(site.printer.unit)  # the statement moves into the `with`
         return StatementRewrite(
             prelude=tuple(prelude),
             context=context_text,
-            call=site.printer.render(call, site.indent, column),
+            call=site.printer.render(call, site.indent, inside + site.call_column, inside),
         )
 
     def expression(self, site: Site) -> str:
         """``qnn_manager_context(specs, (programs := qnn_export(...))).run(...)``."""
-        plan = plan_arguments(site.bound, order=EXPRESSION_ORDER, uses=USES, statements=False)
+        plan = plan_arguments(
+            site.bound, order=EXPRESSION_ORDER, uses=USES, statements=False, work_starts=4
+        )
         refs, _ = bind_arguments(site, plan)
         programs = site.names.fresh("programs")
         specs = refs.arg("compiler_specs", keyword=False, comments=True)
@@ -112,17 +120,17 @@ class QnnPassesTarget:
             first_arg=Text(site.import_name(EXIR, "to_edge_transform_and_lower")),
         )
         column = site.block_column + site.call_column
-        return site.printer.render(run, site.indent, column)
+        return site.printer.render(run, site.indent, column, site.block_column)
 
     def _export(self, site: Site, refs: References) -> CallSpec:
-        return CallSpec(
-            site.import_name(QNN_PASSES, "qnn_export"),
-            (
-                refs.arg("module", keyword=False, comments=True),
-                refs.arg("inputs", keyword=False, comments=True),
-                *refs.keywords(["dynamic_shapes"], comments=True),
-            ),
-        )
+        args = [
+            refs.arg("module", keyword=False, comments=True),
+            refs.arg("inputs", keyword=False, comments=True),
+            *refs.keywords(["dynamic_shapes"], comments=True),
+            # The specs pick the backend whose export-stage passes run (LPAI's differ from HTP's).
+            refs.arg("compiler_specs", keyword=True, comments=True),
+        ]
+        return CallSpec(site.import_name(QNN_PASSES, "qnn_export"), tuple(args))
 
     def _lower(
         self,

@@ -106,6 +106,7 @@ class References:
     bound: dict[str, str] = field(default_factory=dict)
     walrus: dict[str, str] = field(default_factory=dict)
     _used: set[str] = field(default_factory=set)
+    _commented: set[str] = field(default_factory=set)
 
     def expr(self, param: str) -> Expr:
         """The expression for ``param`` at its next use."""
@@ -122,16 +123,24 @@ class References:
     def arg(self, param: str, *, keyword: bool, comments: bool = False) -> ArgSpec:
         """``param`` as an argument; ``comments`` carries the user's comments for it.
 
-        A hoisted argument's comments went with its ``name = value`` statement already.
+        Comments go with the first use that asks for them; a hoisted argument's comments
+        went with its ``name = value`` statement already.
         """
-        passed = self.site.bound.args[param]
-        comments = comments and param not in self.bound
+        before, trailing = self.take_comments(param) if comments else ((), None)
         return ArgSpec(
             value=self.expr(param),
             keyword=param if keyword else None,
-            comments_before=passed.comments_before if comments else (),
-            trailing_comment=passed.trailing_comment if comments else None,
+            comments_before=before,
+            trailing_comment=trailing,
         )
+
+    def take_comments(self, param: str) -> tuple[tuple[str, ...], str | None]:
+        """The user's comments for ``param``, the first time they are asked for."""
+        if param in self.bound or param in self._commented or not self.site.passed(param):
+            return (), None
+        self._commented.add(param)
+        passed = self.site.bound.args[param]
+        return passed.comments_before, passed.trailing_comment
 
     def keywords(self, params: Iterable[str], *, comments: bool = False) -> list[ArgSpec]:
         """Keyword arguments for those of ``params`` the call passed, in that order."""

@@ -1,0 +1,83 @@
+"""Golden fixtures of the rewrite: collect them, compute their expected output, regenerate them.
+
+Layout: ``fixtures/<rule>/<target>/<case>.in.py`` is the input; ``<case>.out.py`` the output
+of ``qnn-migrate rewrite --target <target>``; ``<case>.report.txt`` the sites it leaves alone
+(``line: reason``; absent when there are none).
+
+Regenerate after a deliberate change, then review the diff::
+
+    .venv/bin/python tests/codemods/rewrite_goldens.py
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One golden pair."""
+
+    source: Path  # <case>.in.py
+    target: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.target}/{self.source.name.removesuffix('.in.py')}"
+
+    @property
+    def expected(self) -> Path:
+        return self.source.with_name(self.source.name.replace(".in.py", ".out.py"))
+
+    @property
+    def report(self) -> Path:
+        return self.source.with_name(self.source.name.replace(".in.py", ".report.txt"))
+
+
+def cases() -> list[Case]:
+    """Every ``*.in.py`` under fixtures/lower_to_qnn/<target>/, sorted."""
+    return [
+        Case(source, source.parent.name)
+        for source in sorted(FIXTURES.glob("lower_to_qnn/*/*.in.py"))
+    ]
+
+
+def read(path: Path) -> str:
+    # newline="" keeps \r\n and tabs exactly as stored
+    with open(path, encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def render_report(unfixable: tuple[object, ...]) -> str:
+    return "".join(f"{u.line}: {u.reason}\n" for u in unfixable)  # type: ignore[attr-defined]
+
+
+def regenerate() -> int:
+    sys.path.insert(0, str(FIXTURES.parents[2]))
+    from codemods.engine import rewrite_code
+
+    changed = 0
+    for case in cases():
+        result = rewrite_code(read(case.source), target=case.target, filename=case.name)
+        outputs = {case.expected: result.code, case.report: render_report(result.unfixable)}
+        for path, text in outputs.items():
+            old = read(path) if path.exists() else None
+            if path == case.report and not text:
+                if old is not None:
+                    path.unlink()
+                    changed += 1
+                continue
+            if old != text:
+                with open(path, "w", encoding="utf-8", newline="") as handle:
+                    handle.write(text)
+                changed += 1
+    print(f"{len(cases())} cases, {changed} file(s) written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(regenerate())

@@ -1,0 +1,57 @@
+"""Golden pairs of the rewrite: ``<case>.in.py`` -> ``<case>.out.py`` (+ ``<case>.report.txt``).
+
+Each case runs once through the rule (and once more on its output, which must be a fixed
+point). Regenerate after a deliberate change with ``python tests/codemods/rewrite_goldens.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+
+import pytest
+from rewrite_goldens import Case, cases, read, render_report
+
+from codemods.engine import FileResult, rewrite_code
+
+CASES = cases()
+
+
+@cache
+def _result(case: Case) -> FileResult:
+    return rewrite_code(read(case.source), target=case.target, filename=case.name)
+
+
+def test_there_are_enough_cases() -> None:
+    # The issue asks for at least 40 golden pairs covering every supported form.
+    assert len([c for c in CASES if c.target == "qnn-passes"]) >= 40
+    assert [c for c in CASES if c.target == "executorch"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_golden(case: Case) -> None:
+    result = _result(case)
+    assert result.code == read(case.expected), (
+        f"{case.name}: output differs from {case.expected.name}; if the change is intended, "
+        "run python tests/codemods/rewrite_goldens.py and review the diff"
+    )
+    expected_report = read(case.report) if case.report.exists() else ""
+    assert render_report(result.unfixable) == expected_report
+    assert result.changed == (result.code != read(case.source))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_output_is_a_fixed_point(case: Case) -> None:
+    once = _result(case)
+    twice = rewrite_code(once.code, target=case.target, filename=case.name)
+    assert not twice.changed, f"{case.name}: a second run changed the rewritten code"
+    assert twice.sites_rewritten == 0
+    ast.parse(once.code)  # what is written is Python
+
+
+def test_every_site_is_rewritten_or_reported() -> None:
+    """No call of the old name silently survives: it is rewritten, or listed with a reason."""
+    for case in CASES:
+        result = _result(case)
+        if "to_edge_transform_and_lower_to_qnn(" in result.code:
+            assert result.unfixable, f"{case.name}: an old call is left but nothing is reported"
