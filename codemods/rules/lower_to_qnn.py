@@ -629,9 +629,9 @@ class RewriteLowerToQnn(CodemodCommand):
             if state.already_imported(module, obj, name):
                 continue
             if None not in placements:
-                # Only lazy or guarded old imports: the new ones go next to each of them.
-                for placement in placements:
-                    assert placement is not None
+                # Only lazy or guarded old imports: the new ones go next to them, once per
+                # block, after the last of them in that block.
+                for placement in self._last_per_block(placements):
                     if not self._block_imports(placement, module, obj, name):
                         plan.imports_after.setdefault(placement, set()).add(item)
                 continue
@@ -658,6 +658,21 @@ class RewriteLowerToQnn(CodemodCommand):
         plan.remove_aliases = self._unused_aliases(exported)
         self.removed_names = {n for a in plan.remove_aliases for n in _binding_names(a)}
         self.removed_names |= {n.split(".")[0] for n in self.removed_names}
+
+    def _last_per_block(
+        self, placements: set[cst.SimpleStatementLine | None]
+    ) -> list[cst.SimpleStatementLine]:
+        """Of several old-import statements, the last one in each block."""
+        last: dict[cst.CSTNode | None, tuple[int, cst.SimpleStatementLine]] = {}
+        for placement in placements:
+            if placement is None:
+                continue
+            block = self._parent(placement)
+            body = list(block.body) if isinstance(block, cst.IndentedBlock | cst.Module) else []
+            index = next((i for i, s in enumerate(body) if s is placement), 0)
+            if block not in last or index > last[block][0]:
+                last[block] = (index, placement)
+        return [placement for _, placement in last.values()]
 
     def _top_imports(self) -> list[cst.SimpleStatementLine]:
         """The module's leading import statements (after its docstring)."""
