@@ -117,23 +117,25 @@ def discover(paths: Sequence[str], excludes: Sequence[str]) -> Iterator[str]:
         while stack:
             directory, relative = stack.pop()
             try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError:
                 continue
             if relative and any(e.name == "pyvenv.cfg" for e in entries):
                 continue  # a virtualenv
+            subdirectories = []
             for entry in entries:
                 rel = f"{relative}/{entry.name}" if relative else entry.name
                 if entry.is_symlink():
                     continue  # never follow links out of the tree, or write through them
                 if entry.is_dir():
                     if not _excluded(entry.name, rel, (*DEFAULT_EXCLUDES, *excludes)):
-                        stack.append((entry.path, rel))
+                        subdirectories.append((entry.path, rel))
                 elif entry.name.endswith(".py") and not _excluded(entry.name, rel, excludes):
                     real = os.path.realpath(entry.path)
                     if real not in seen:
                         seen.add(real)
                         yield entry.path
+            stack += reversed(subdirectories)  # files first, then directories, sorted
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -142,7 +144,8 @@ def decode(data: bytes) -> tuple[str, str]:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
         raise ValueError(
-            f"{error.msg}; declare a valid encoding or save the file as UTF-8"
+            f"cannot be decoded ({error.msg}); save it as UTF-8 or declare its encoding "
+            "with a `# -*- coding: ... -*-` line"
         ) from None
     try:
         return data.decode(encoding), encoding
@@ -211,14 +214,18 @@ def process_text(data: bytes, path: str, target: str, mode: Mode) -> tuple[Outco
     return outcome, result.code.encode(encoding)
 
 
+def read_file(path: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of ``path`` and its status when read."""
+    with open(path, "rb") as handle:
+        return handle.read(), os.fstat(handle.fileno())
+
+
 def process_file(path: str, target: str, mode: Mode) -> Outcome:
     """Read, rewrite and (in write mode) replace one file."""
     try:
-        with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            data = handle.read()
+        data, stat = read_file(path)
     except OSError as error:
-        return Outcome(path, error=f"cannot be read ({error.strerror}); skipped")
+        return Outcome(path, error=f"cannot be read ({error.strerror or error}); skipped")
     outcome, new = process_text(data, path, target, mode)
     if new is not None and mode == "write":
         try:
@@ -234,10 +241,10 @@ def _scan(path: str) -> tuple[str, bool, str | None]:
     from codemods.engine import mentions
 
     try:
-        with open(path, "rb") as handle:
-            return path, mentions(handle.read()), None
+        data, _ = read_file(path)
     except OSError as error:
-        return path, False, f"cannot be read ({error.strerror}); skipped"
+        return path, False, f"cannot be read ({error.strerror or error}); skipped"
+    return path, mentions(data), None
 
 
 # -- the run ---------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ class FileResult:
     changed: bool
     sites_rewritten: int
     unfixable: tuple[Unfixable, ...]
+    excerpt: bool = False  # the rule ran on an excerpt of the file (codemods/excerpt.py)
 
 
 def mentions(data: bytes) -> bool:
@@ -80,8 +81,7 @@ def _run(
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
         raise RewriteError(
-            f"does not parse (line {error.raw_line}, column {error.raw_column}): "
-            f"{error.message}; fix the syntax error, then run again"
+            f"does not parse ({error.message}); fix the syntax error, then run again"
         ) from None
     command = RewriteLowerToQnn(
         CodemodContext(filename=filename),
@@ -109,14 +109,16 @@ def _on_excerpt(
         sorted(Unfixable(excerpt.original_line(u.line), u.reason) for u in command.report.unfixable)
     )
     if new_excerpt is None:
-        return FileResult(code, False, 0, unfixable)
+        return FileResult(code, False, 0, unfixable, excerpt=True)
     new_code = splice(code, excerpt, new_excerpt)
     if new_code is None:
         return None
     # The excerpt compiled (cut() parsed the file) and every change lies in kept, whole
     # statements, so checking the rewritten excerpt checks the file.
     _check_output(excerpt.text, new_excerpt, new_excerpt, filename)
-    return FileResult(new_code, new_code != code, command.report.rewritten, unfixable)
+    return FileResult(
+        new_code, new_code != code, command.report.rewritten, unfixable, excerpt=True
+    )
 
 
 def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
