@@ -99,6 +99,7 @@ class CanonicalizeConv(ExportedProgramPassBase):
         for old in dict.fromkeys(replaced):
             constant_inputs.drop_if_unused(ep, old)
         if modified:
+            constant_inputs.sync_signature(ep)
             gm.graph.lint()
             gm.recompile()
         return ExportedProgramPassResult(ep, modified)

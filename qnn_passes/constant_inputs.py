@@ -12,13 +12,20 @@ uses it. It never touches user inputs, mutated buffers, or tokens.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
 import torch
 from torch._guards import detect_fake_mode
 from torch.export import ExportedProgram
-from torch.export.graph_signature import ExportGraphSignature, InputKind, InputSpec
+from torch.export.graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputSpec,
+)
 
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -127,3 +134,34 @@ def drop_if_unused(ep: ExportedProgram, node: torch.fx.Node) -> bool:
         if spec.target in ep.constants:
             ep._constants = {k: v for k, v in ep.constants.items() if k != spec.target}
     return True
+
+
+def sync_signature(ep: ExportedProgram) -> None:
+    """Point the signature's input and output specs at the graph's current nodes, by position.
+
+    A pass that puts a new node in front of a graph output (a squeeze after a conv that was
+    an output) must do this, as ExecuTorch's pass manager does after every graph pass.
+    """
+
+    def renamed(arg: Any, node: Any) -> Any:
+        if isinstance(arg, ConstantArgument) or not isinstance(node, torch.fx.Node):
+            return arg
+        return dataclasses.replace(arg, name=node.name)
+
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    specs = ep.graph_signature.input_specs
+    if len(placeholders) != len(specs):
+        raise AssertionError(
+            f"{len(placeholders)} placeholders but {len(specs)} input specs; a pass lost track"
+        )
+    outputs = list(ep.graph.output_node().args[0])
+    ep._graph_signature = ExportGraphSignature(
+        input_specs=[
+            InputSpec(s.kind, renamed(s.arg, n), s.target, persistent=s.persistent)
+            for s, n in zip(specs, placeholders, strict=True)
+        ],
+        output_specs=[
+            OutputSpec(s.kind, renamed(s.arg, n), s.target)
+            for s, n in zip(ep.graph_signature.output_specs, outputs, strict=True)
+        ],
+    )

@@ -79,6 +79,7 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
             self._convert(gm, linear, weight)
         for old in dict.fromkeys(replaced):
             constant_inputs.drop_if_unused(ep, old)
+        constant_inputs.sync_signature(ep)
         gm.graph.lint()
         gm.recompile()
         return ExportedProgramPassResult(ep, True)
