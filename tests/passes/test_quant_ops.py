@@ -78,7 +78,7 @@ def test_arguments_passed_by_keyword_are_read() -> None:
 
 
 def test_with_args_keeps_positional_and_keyword_places() -> None:
-    program, node = _dq("affine")
+    _, node = _dq("affine")
     quant_ops.with_args(node, block_size=[1, 4, 1, 1], output_dtype=torch.float32)
     assert list(node.args[1]) == [1, 4, 1, 1]
     assert node.kwargs["output_dtype"] == torch.float32

@@ -39,8 +39,8 @@ from qnn_passes import (
     LiftQnnConstants,
     PassOrderError,
     QnnPipelineError,
+    pipeline,
 )
-from qnn_passes import pipeline
 from qnn_passes.quant_ops import QCOM_QUANT_ATTRS, is_dequantize
 
 DQ_CHANNEL = torch.ops.quantized_decomposed.dequantize_per_channel.default
