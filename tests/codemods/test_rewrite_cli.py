@@ -258,3 +258,24 @@ def test_real_subprocess_on_the_bundled_examples() -> None:
     assert report["errors"] == []
     assert report["sites_rewritten"] >= 5
     assert {u["path"] for u in report["unfixable"]} >= {"examples/fork_extensions.py"}
+
+
+def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
+    """Each hook's entry is a working command line; pre-commit appends the staged files."""
+    import shlex
+
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    by_id = {hook["id"]: hook for hook in hooks}
+    assert set(by_id) == {"qnn-migrate-check", "qnn-migrate-fix"}
+    for hook in hooks:
+        assert hook["language"] == "python" and hook["types"] == ["python"]
+    staged = tmp_path / "staged.py"
+    staged.write_text(OLD_CALL)
+    check = shlex.split(by_id["qnn-migrate-check"]["entry"])
+    assert check[:2] == ["qnn-migrate", "rewrite"]
+    assert CliRunner().invoke(rewrite, [*check[2:], str(staged)]).exit_code == 1
+    fix = shlex.split(by_id["qnn-migrate-fix"]["entry"])
+    assert CliRunner().invoke(rewrite, [*fix[2:], str(staged)]).exit_code == 0
+    assert CliRunner().invoke(rewrite, [*check[2:], str(staged)]).exit_code == 0
