@@ -188,7 +188,7 @@ def test_manager_context_without_the_sdk_says_what_is_missing() -> None:
         "QAIRT 2.37",
     ):
         assert needed in message
-    with pytest.raises(QnnSdkMissingError, match="libQnnGpu.so"):
+    with pytest.raises(QnnSdkMissingError, match=r"libQnnGpu\.so"):
         qnn_manager_context(flows.specs("gpu"), program).run(lambda: None)
 
 

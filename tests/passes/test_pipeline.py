@@ -96,7 +96,7 @@ def test_users_job_keyed_by_executorch_classes_is_accepted_and_not_mutated() -> 
 def test_both_a_pass_and_its_replacement_in_one_job_is_an_error() -> None:
     job = QnnHtpPassManager.get_capture_program_passes()
     job[CanonicalizeConv] = {"activate": True, "args_kwargs_defaults": {}}
-    with pytest.raises(QnnConfigError, match="lists both .*CanonicalizeConv"):
+    with pytest.raises(QnnConfigError, match=r"lists both .*CanonicalizeConv"):
         pipeline.plan("htp", job)
 
 
