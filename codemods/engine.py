@@ -88,6 +88,7 @@ def _run(
         target=target,
         mention_checked=True,
         module_words=words,
+        source=code,
     )
     try:
         return command, command.transform_module(module).code
@@ -116,9 +117,7 @@ def _on_excerpt(
     # The excerpt compiled (cut() parsed the file) and every change lies in kept, whole
     # statements, so checking the rewritten excerpt checks the file.
     _check_output(excerpt.text, new_excerpt, new_excerpt, filename)
-    return FileResult(
-        new_code, new_code != code, command.report.rewritten, unfixable, excerpt=True
-    )
+    return FileResult(new_code, new_code != code, command.report.rewritten, unfixable, excerpt=True)
 
 
 def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:

@@ -10,16 +10,10 @@ target then emits code that decides at run time. The known callables are data
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 import libcst as cst
-from libcst.metadata import (
-    Assignment,
-    ParentNodeProvider,
-    QualifiedName,
-    QualifiedNameProvider,
-    ScopeProvider,
-)
+from libcst.metadata import Assignment, Scope
 
 from codemods.deprecations import Evidence
 
@@ -28,28 +22,32 @@ _DICT_FACTORIES = frozenset(
 )
 _MAX_DEPTH = 6  # name -> assignment -> name ... chains longer than this count as unknown
 
-MetadataGetter = Callable[[type, cst.CSTNode], object]
-
 
 class Knowledge:
-    """Answers ``is_dict``/``is_not_dict`` from a module's scope and qualified-name metadata."""
+    """Answers ``is_dict``/``is_not_dict`` from a module's scopes.
 
-    def __init__(self, evidence: Evidence, get_metadata: MetadataGetter) -> None:
+    ``qualified(node)`` gives the qualified names of a Name/Attribute, ``scope(node)`` the
+    scope a node is in, ``parent(node)`` its parent: the rule's metadata, passed in.
+    """
+
+    def __init__(
+        self,
+        evidence: Evidence,
+        qualified: Callable[[cst.CSTNode], set[str]],
+        scope: Callable[[cst.CSTNode], Scope | None],
+        parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+    ) -> None:
         self.evidence = evidence
-        self._get = get_metadata
-
-    def _qualified(self, node: cst.CSTNode) -> set[str]:
-        names = self._get(QualifiedNameProvider, node)
-        if not isinstance(names, Collection):
-            return set()
-        return {q.name for q in names if isinstance(q, QualifiedName)}
+        self._qualified = qualified
+        self._scope = scope
+        self._parent = parent
 
     def _single_assignment(self, name: cst.Name) -> cst.CSTNode | None:
         """The node that binds ``name`` when exactly one binding is visible, else None."""
-        scope = self._get(ScopeProvider, name)
+        scope = self._scope(name)
         if scope is None:
             return None
-        found = list(scope[name.value])  # type: ignore[index]
+        found = list(scope[name.value])
         if len(found) != 1 or not isinstance(found[0], Assignment):
             return None
         node = found[0].node
@@ -58,9 +56,9 @@ class Knowledge:
 
     def _assigned_value(self, target: cst.CSTNode) -> cst.BaseExpression | None:
         """For ``x = value`` (one plain target) the value, else None."""
-        parent = self._get(ParentNodeProvider, target)
+        parent = self._parent(target)
         if isinstance(parent, cst.AssignTarget):
-            statement = self._get(ParentNodeProvider, parent)
+            statement = self._parent(parent)
             if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
                 return statement.value
         if isinstance(parent, cst.AnnAssign) and parent.target is target:

@@ -31,16 +31,15 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 from libcst.metadata import (
     Assignment,
-    ParentNodeProvider,
+    MetadataWrapper,
     PositionProvider,
     QualifiedName,
-    QualifiedNameProvider,
     QualifiedNameSource,
     Scope,
     ScopeProvider,
@@ -76,9 +75,21 @@ class _Finder(cst.CSTVisitor):
     found_aliases: set[str] = field(default_factory=set)
     mentions: list[cst.Name | cst.Attribute] = field(default_factory=list)
     strings: list[cst.CSTNode] = field(default_factory=list)
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    _stack: list[cst.CSTNode] = field(default_factory=list)
     definition: cst.FunctionDef | None = None
     exported: set[str] = field(default_factory=set)  # the strings of a module-level __all__
     depth: int = 0  # function/class nesting; 0 is module level
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+        super().on_leave(original_node)
 
     def _export(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if (
@@ -193,12 +204,9 @@ class RewriteLowerToQnn(CodemodCommand):
         "Rewrite calls of executorch's to_edge_transform_and_lower_to_qnn to "
         "to_edge_transform_and_lower with the QNN passes, partitioner and context explicit."
     )
-    METADATA_DEPENDENCIES = (
-        QualifiedNameProvider,
-        ScopeProvider,
-        ParentNodeProvider,
-        PositionProvider,
-    )
+    # Qualified names are asked of the scopes for the few nodes that need them, and parents
+    # are recorded by the rule's own pass: both providers would walk every node of the file.
+    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -216,12 +224,15 @@ class RewriteLowerToQnn(CodemodCommand):
         target: str = DEFAULT_TARGET,
         mention_checked: bool = False,
         module_words: frozenset[str] | None = None,
+        source: str | None = None,
     ) -> None:
         """``mention_checked``: the caller already knows the file mentions the old name.
 
         ``module_words``: every identifier-like word of the whole file, when the tree given
         is an excerpt of it (see ``codemods/excerpt.py``); names the rewrite introduces at
         module or class level avoid all of them.
+        ``source``: the exact text the tree was parsed from, if the caller has it (saves
+        printing the tree again).
         """
         super().__init__(context)
         if target not in TARGETS:
@@ -231,6 +242,7 @@ class RewriteLowerToQnn(CodemodCommand):
         self.deprecation: Deprecation = lower_to_qnn()
         self.mention_checked = mention_checked
         self.module_words = module_words
+        self.source = source
         self.report = findings.Report()
         self.class_level_sites = False  # a rewritten call sits directly in a class body
         self.removed_names: set[str] = set()  # names whose import the rewrite removed
@@ -241,9 +253,18 @@ class RewriteLowerToQnn(CodemodCommand):
         self.report = findings.Report()
         self.class_level_sites = False
         self.removed_names = set()
-        if not self.mention_checked and self.deprecation.name not in tree.code:
+        if not self.mention_checked and self.deprecation.name not in (self.source or tree.code):
             raise SkipFile(f"{self.deprecation.name} is not mentioned")
-        return super().transform_module(tree)
+        # As Codemod.transform_module, but without copying the tree first: the rule never
+        # changes the tree it reads (it builds a new one), so the copy only costs time.
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        outer = self.context
+        with self.resolve(wrapper):
+            self.context = replace(outer, wrapper=wrapper)
+            try:
+                return self.transform_module_impl(wrapper.module)
+            finally:
+                self.context = outer
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Find the sites, plan each one, plan the imports, then apply it all in one pass."""
@@ -254,6 +275,7 @@ class RewriteLowerToQnn(CodemodCommand):
             # may come before the import in the file, so look again knowing the aliases.
             finder = _Finder(self.deprecation.name, frozenset(finder.found_aliases))
             tree.visit(finder)
+        self._parents = finder.parents
         if finder.definition is not None:
             self.report.leave(self._line(finder.definition), findings.DEFINING_MODULE)
             self._warn_unfixable()
@@ -306,12 +328,17 @@ class RewriteLowerToQnn(CodemodCommand):
         return self.get_metadata(PositionProvider, node).start.line
 
     def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        return parent if isinstance(parent, cst.CSTNode) else None
+        return self._parents.get(node)
+
+    def _scope(self, node: cst.CSTNode) -> Scope | None:
+        scope = self.get_metadata(ScopeProvider, node, None)
+        return scope if isinstance(scope, Scope) else None
 
     def _qualified(self, node: cst.CSTNode) -> set[QualifiedName]:
-        names = self.get_metadata(QualifiedNameProvider, node, set())
-        return set(names)
+        scope = self._scope(node)
+        if scope is None or not isinstance(node, cst.Name | cst.Attribute | cst.Call):
+            return set()
+        return set(scope.get_qualified_names_for(node))
 
     def _report_string(self, node: cst.CSTNode) -> None:
         parent = self._parent(node)
@@ -857,7 +884,9 @@ class _FileState:
         self.printer = Printer(tree)
         self.knowledge = Knowledge(
             command.catalog.evidence,
-            lambda key, node: command.get_metadata(key, node, None),
+            lambda node: {q.name for q in command._qualified(node)},
+            command._scope,
+            command._parent,
         )
         self.site_scopes = {scope for scopes in site_scopes for scope in scopes}
         self._lines: list[str] | None = None
@@ -869,7 +898,7 @@ class _FileState:
 
     def code_lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.tree.code.splitlines()
+            self._lines = (self.command.source or self.tree.code).splitlines()
         return self._lines
 
     def indent_of(self, line: int) -> str:
@@ -880,7 +909,7 @@ class _FileState:
     def words(self) -> frozenset[str]:
         """Every identifier-like word in the file: names at module or class level avoid them."""
         if self._words is None:
-            self._words = frozenset(_WORD.findall(self.tree.code))
+            self._words = frozenset(_WORD.findall(self.command.source or self.tree.code))
         return self._words
 
     def names(self, scope: cst.CSTNode) -> NameAllocator:

@@ -198,7 +198,10 @@ def test_knowledge_of_dicts() -> None:
     annotated, unknown, net, methods, chained, convert = (e.value for e in values.elements)
     with metadata.resolve(wrapper):
         knowledge = Knowledge(
-            catalog().evidence, lambda key, node: metadata.get_metadata(key, node, None)
+            catalog().evidence,
+            lambda node: {q.name for q in metadata.get_metadata(QualifiedNameProvider, node, ())},
+            lambda node: metadata.get_metadata(ScopeProvider, node, None),
+            lambda node: metadata.get_metadata(ParentNodeProvider, node, None),
         )
         assert knowledge.is_not_dict(annotated)
         assert knowledge.is_not_dict(net) and knowledge.is_not_dict(chained)

@@ -1,0 +1,132 @@
+"""Benchmark ``qnn-migrate rewrite --check`` on the installed ExecuTorch package.
+
+Measured side by side, in one run, on the package's Python files (about 4,100, some two dozen
+of which mention the old name):
+
+1. the floor: a Python process that reads every file and searches it for the name;
+2. ``qnn-migrate rewrite --check`` on the same tree (best of ``--repeat`` runs each);
+3. ``python -m libcst.tool codemod`` running the same rule class on a copy of the tree
+   (it writes in place), once: it parses every file.
+
+Targets (issue 2): (2) within 2x of (1); (3) at least 30x slower than (2). The script also
+rewrites a second copy with qnn-migrate and checks that both tools produced the same files.
+
+    .venv/bin/python benchmarks/bench_rewrite.py [--repeat 3] [--jobs N] [--skip-libcst]
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NAME = "to_edge_transform_and_lower_to_qnn"
+RULE = "codemods.rules.lower_to_qnn.RewriteLowerToQnn"
+SEARCH = f"""
+import os, sys
+found = 0
+for directory, _, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name), "rb") as handle:
+                found += b"{NAME}" in handle.read()
+print(found)
+"""
+TARGET_VS_SEARCH = 2.0
+TARGET_VS_LIBCST = 30.0
+
+
+def executorch_root() -> Path:
+    spec = importlib.util.find_spec("executorch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("executorch is not installed here; install the [passes] extra first")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def timed(command: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,)) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok:
+        sys.exit(f"{' '.join(command[:6])} ... exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def copy_python_files(source: Path, destination: Path) -> int:
+    count = 0
+    for path in source.rglob("*.py"):
+        target = destination / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        count += 1
+    return count
+
+
+def differing(left: Path, right: Path) -> list[str]:
+    different = []
+    for path in left.rglob("*.py"):
+        relative = path.relative_to(left)
+        if not filecmp.cmp(path, right / relative, shallow=False):
+            different.append(str(relative))
+    return different
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of (1) and (2); best counts")
+    parser.add_argument("--jobs", type=int, default=0, help="processes for both tools (0: CPUs)")
+    parser.add_argument("--skip-libcst", action="store_true", help="skip (3), which takes minutes")
+    args = parser.parse_args()
+    jobs = args.jobs or os.cpu_count() or 1
+
+    root = executorch_root()
+    files = list(root.rglob("*.py"))
+    mentioning = sum(NAME.encode() in p.read_bytes() for p in files)
+    python = sys.executable
+    print(f"tree: {root}")
+    print(f"      {len(files)} Python files, {mentioning} mention {NAME}; {jobs} processes\n")
+
+    ours_command = [python, "-m", "qnn_migrate", "rewrite", "--check", "--jobs", str(jobs)]
+    search, ours = [], []
+    for _ in range(args.repeat):  # interleaved, so both see the same (warm) file cache
+        search.append(timed([python, "-c", SEARCH, str(root)]))
+        ours.append(timed([*ours_command, str(root)], ok=(0, 1)))
+    floor, check = min(search), min(ours)
+    ratio = check / floor
+    print(f"(1) read + search every file      {floor:8.2f} s   (best of {args.repeat})")
+    print(f"(2) qnn-migrate rewrite --check   {check:8.2f} s   (best of {args.repeat})")
+    verdict = "met" if ratio <= TARGET_VS_SEARCH else "MISSED"
+    print(f"    (2)/(1) = {ratio:.1f}x   target <= {TARGET_VS_SEARCH:.0f}x: {verdict}")
+    if args.skip_libcst:
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="bench-rewrite-") as scratch:
+        by_libcst, by_us = Path(scratch, "libcst"), Path(scratch, "qnn-migrate")
+        copy_python_files(root, by_libcst)
+        copy_python_files(root, by_us)
+        libcst_command = [
+            python, "-m", "libcst.tool", "codemod", "-x", RULE, "--no-format",
+            "--hide-progress", "--include-generated", "-j", str(jobs), str(by_libcst),
+        ]  # fmt: skip
+        libcst = timed(libcst_command, cwd=Path(scratch))
+        timed([python, "-m", "qnn_migrate", "rewrite", "--jobs", str(jobs), str(by_us)])
+        different = differing(by_libcst, by_us)
+        changed = differing(by_us, root)
+    speedup = libcst / check
+    print(f"(3) libcst.tool codemod, same rule {libcst:7.2f} s   (one run)")
+    verdict = "met" if speedup >= TARGET_VS_LIBCST else "MISSED"
+    print(f"    (3)/(2) = {speedup:.1f}x   target >= {TARGET_VS_LIBCST:.0f}x: {verdict}")
+    same = "yes" if not different else f"NO, {len(different)} differ: {different[:5]}"
+    print(f"\nsame output from both tools: {same} ({len(changed)} files rewritten)")
+    return 1 if different else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
