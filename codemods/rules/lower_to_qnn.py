@@ -1,15 +1,18 @@
 """Rule: ``to_edge_transform_and_lower_to_qnn(...)`` becomes ``to_edge_transform_and_lower(...)``.
 
 A libcst :class:`~libcst.codemod.CodemodCommand`: module tree in, module tree out, nothing
-printed or written. What a name refers to is resolved with libcst's scope and qualified-name
-metadata, so aliases (``import ...utils as u``), the ``export_utils`` re-export and fully
-qualified calls are found, and same-named things that are *not* ExecuTorch's function are not.
+printed or written; ``SkipFile`` when there is nothing to do; sites it leaves alone are in
+``report`` (and ``warn``-ed, for ``python -m libcst.tool codemod``). What a name refers to is
+resolved with libcst's scope analysis (qualified names asked of the scopes), so aliases
+(``import ...utils as u``), the ``export_utils`` re-export and fully qualified calls are
+found, and same-named things that are *not* ExecuTorch's function are not.
 
 Each call goes one of two ways (the code itself comes from the target, see
 ``codemods/targets``):
 
-* **statement form** - the call is evaluated unconditionally, once, by a simple statement in a
-  block, and nothing evaluated before it in that statement has side effects: the target's
+* **statement form** - the call is evaluated unconditionally, once, by a simple statement
+  (one-line blocks and ``;`` lines are split first), and nothing evaluated before it in that
+  statement has side effects: the target's
   statements go before the statement, which is wrapped in ``with <context>:``. When the call is
   only part of the statement (``f(...).to_executorch()``, an argument, an element), its result
   goes to a fresh name inside the ``with`` and the statement follows it, unchanged but for the
@@ -17,10 +20,14 @@ Each call goes one of two ways (the code itself comes from the target, see
 * **expression form** - anywhere else (comprehensions, lambdas, conditional branches, compound
   statement headers): one expression, binding with ``:=`` where needed.
 
-Imports are scheduled: new ones through ``AddImportsVisitor`` at the top of the module, except
-when the old import sat inside a function, a ``try`` or an ``if`` (lazy or optional imports):
-then the new imports go right after it, in the same block, so the user's guard still guards.
-The old import is removed by ``RemoveImportsVisitor`` when nothing uses it any more.
+Imports: new ones go where ``AddImportsVisitor`` would put them (merged into a top-level
+``from m import ...`` of the same module, else after the module's leading imports), except when
+the old import sat inside a function, a ``try`` or an ``if`` (lazy or optional imports): then
+right after it, in the same block, so the user's guard still guards. An old import goes when
+every use of it was a call this run rewrote (``__all__`` keeps it). The rule plans both from
+the scope analysis it already has and applies them in its single pass; libcst's
+``AddImportsVisitor``/``RemoveImportsVisitor`` would each compute metadata for the whole
+module again, which on a 700-line file cost twice what the rule itself costs.
 
 Sites the rule will not touch are reported with their line and a reason; see
 ``codemods/findings.py`` for the messages.
