@@ -17,12 +17,13 @@ import sys
 import tempfile
 import tokenize
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
 import click
 
+from codemods.deprecations import lower_to_qnn
 from codemods.findings import Unfixable
 
 Mode = Literal["write", "diff", "check"]
@@ -54,6 +55,8 @@ DEFAULT_EXCLUDES = (
     "site-packages",
 )
 PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
+# The cheap test done on every file before any decoding or parsing.
+_NEEDLE = lower_to_qnn().name.encode()
 
 EPILOG = """\b
 Exit codes:
@@ -113,6 +116,7 @@ def discover(paths: Sequence[str], excludes: Sequence[str]) -> Iterator[str]:
                 seen.add(real)
                 yield root
             continue
+        real_root = os.path.realpath(root)
         stack = [(root, "")]
         while stack:
             directory, relative = stack.pop()
@@ -131,9 +135,10 @@ def discover(paths: Sequence[str], excludes: Sequence[str]) -> Iterator[str]:
                     if not _excluded(entry.name, rel, (*DEFAULT_EXCLUDES, *excludes)):
                         subdirectories.append((entry.path, rel))
                 elif entry.name.endswith(".py") and not _excluded(entry.name, rel, excludes):
-                    real = os.path.realpath(entry.path)
-                    if real not in seen:
-                        seen.add(real)
+                    # No links are followed below a root, so root + relative path is unique.
+                    key = os.path.join(real_root, rel)
+                    if key not in seen:
+                        seen.add(key)
                         yield entry.path
             stack += reversed(subdirectories)  # files first, then directories, sorted
 
@@ -190,9 +195,9 @@ def unified_diff(path: str, old: str, new: str) -> str:
 # -- one file --------------------------------------------------------------------------------
 def process_text(data: bytes, path: str, target: str, mode: Mode) -> tuple[Outcome, bytes | None]:
     """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
-    from codemods.engine import RewriteError, mentions, rewrite_code
+    from codemods.engine import RewriteError, rewrite_code
 
-    if not mentions(data):
+    if _NEEDLE not in data:
         return Outcome(path), None
     try:
         text, encoding = decode(data)
@@ -236,63 +241,54 @@ def process_file(path: str, target: str, mode: Mode) -> Outcome:
     return outcome
 
 
-def _scan(path: str) -> tuple[str, bool, str | None]:
-    """(path, mentions the old name, read error) without decoding or parsing."""
-    from codemods.engine import mentions
-
+def _scan(path: str) -> tuple[str, int | None, str | None]:
+    """(path, size if it mentions the old name else None, read error); no decoding, no parsing."""
     try:
         data, _ = read_file(path)
     except OSError as error:
-        return path, False, f"cannot be read ({error.strerror or error}); skipped"
-    return path, mentions(data), None
+        return path, None, f"cannot be read ({error.strerror or error}); skipped"
+    return path, (len(data) if _NEEDLE in data else None), None
 
 
 # -- the run ---------------------------------------------------------------------------------
-class _InProcess(Executor):
-    """Runs submitted work at once, in this process (one job, or little to do)."""
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
-        future: Future[object] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as error:
-            future.set_exception(error)
-        return future
-
-
 def run(
     files: Sequence[str], *, target: str, mode: Mode, jobs: int, progress: bool
 ) -> list[Outcome]:
-    """Scan every file, rewrite those that mention the old name; outcomes in input order."""
+    """Scan every file, rewrite those that mention the old name; outcomes in input order.
+
+    The scan (read, search the bytes) is cheap and done here; the files that mention the name
+    go to worker processes, largest first, so the longest one does not start last.
+    """
     outcomes: dict[str, Outcome | Future[Outcome]] = {}
-    pool: Executor | None = None
     workers = jobs or os.cpu_count() or 1
     bar = (
         click.progressbar(length=len(files), label="qnn-migrate rewrite", file=sys.stderr)
         if progress
         else None
     )
-    matches: list[str] = []
+    sizes: dict[str, int] = {}
+    pool: ProcessPoolExecutor | None = None
     try:
         for path in files:
-            _, mentioned, error = _scan(path)
-            if not mentioned:
+            _, size, error = _scan(path)
+            if size is None:
                 outcomes[path] = Outcome(path, error=error)
                 if bar is not None:
                     bar.update(1)
-                continue
-            matches.append(path)
-            if pool is None and workers > 1 and len(matches) > 1:
-                import codemods.engine  # noqa: F401 - imported once here, inherited by workers
+            else:
+                sizes[path] = size
+        matches = sorted(sizes, key=lambda p: -sizes[p])
+        if workers > 1 and len(matches) > 1:
+            import codemods.engine  # noqa: F401 - imported once here, inherited by workers
 
-                pool = ProcessPoolExecutor(max_workers=workers)
-                for match in matches:
-                    outcomes[match] = pool.submit(process_file, match, target, mode)
-            elif pool is not None:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))
+            for path in matches:
                 outcomes[path] = pool.submit(process_file, path, target, mode)
-        if pool is None:
-            for match in matches:
-                outcomes[match] = process_file(match, target, mode)
+        else:
+            for path in matches:
+                outcomes[path] = process_file(path, target, mode)
+                if bar is not None:
+                    bar.update(1)
         result = []
         for path in files:
             item = outcomes[path]
@@ -305,7 +301,7 @@ def run(
     finally:
         if bar is not None:
             bar.render_finish()
-        if isinstance(pool, ProcessPoolExecutor):
+        if pool is not None:
             pool.shutdown(cancel_futures=True)
 
 

@@ -1,8 +1,8 @@
 """Run the rule on one file's text and check what it produced. Pure: text in, result out.
 
 The CLI reads and writes files; this module decodes nothing and touches no disk. The output
-of a rewrite is parsed again (libcst, then Python's own compiler when the input compiled) so
-that a file is never written with code that does not parse.
+of a rewrite is parsed again (by Python's own compiler, or by libcst for syntax newer than this
+Python) so that a file is never written with code that does not parse.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from codemods.findings import Unfixable
 from codemods.rules.lower_to_qnn import DEFAULT_TARGET, RewriteLowerToQnn
 
 WORD = re.compile(r"\w+")
-GLOBAL = re.compile(r"\b(?:global|nonlocal)\b")
+# A `global` statement in dropped code could rebind a module-level name the rule resolves.
+GLOBAL = re.compile(r"\bglobal\b")
 
 
 class RewriteError(Exception):
@@ -36,11 +37,6 @@ class FileResult:
     sites_rewritten: int
     unfixable: tuple[Unfixable, ...]
     excerpt: bool = False  # the rule ran on an excerpt of the file (codemods/excerpt.py)
-
-
-def mentions(data: bytes) -> bool:
-    """The cheap test done before any parsing: does the file mention the old name at all?"""
-    return lower_to_qnn().name.encode() in data
 
 
 def rewrite_code(
@@ -123,19 +119,21 @@ def _on_excerpt(
 def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
     """Refuse output that does not parse; the input is then left as it was.
 
-    ``new_libcst`` is what libcst must parse (the rewritten excerpt, or the whole file).
+    Python's own compiler checks the new text whenever it accepts the old one; otherwise
+    (syntax newer than this Python) libcst parses ``new_libcst`` (the rewritten excerpt, or the
+    whole file) instead.
     """
     advice = "the file was left unchanged; please report this with the file attached"
     try:
-        cst.parse_module(new_libcst)
-    except cst.ParserSyntaxError as error:
-        raise RewriteError(
-            f"internal error: the rewrite does not parse ({error.message}); {advice}"
-        ) from None
-    try:
         ast.parse(old, filename)
     except (SyntaxError, ValueError):
-        return  # newer syntax than this Python knows: libcst's parse above is all we can do
+        try:
+            cst.parse_module(new_libcst)
+        except cst.ParserSyntaxError as error:
+            raise RewriteError(
+                f"internal error: the rewrite does not parse ({error.message}); {advice}"
+            ) from None
+        return
     try:
         compile(new, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
