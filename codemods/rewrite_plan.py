@@ -42,8 +42,18 @@ class RewritePlan:
         return not (self.calls or self.statements)
 
 
-def import_lines(items: set[ImportItem], newline: str, indent: str, width: int = 88) -> str:
-    """Source text of import statements for ``items``, one per module, sorted."""
+def import_lines(
+    items: set[ImportItem],
+    newline: str,
+    indent: str,
+    width: int = 88,
+    comment: str | None = None,
+) -> str:
+    """Source text of import statements for ``items``, one per module, sorted.
+
+    ``comment`` goes at the end of each statement's first line.
+    """
+    tail = "" if comment is None else f"  {comment}"
     plain: list[str] = []
     by_module: dict[str, list[str]] = {}
     for module, obj, name in sorted(items):
@@ -51,12 +61,14 @@ def import_lines(items: set[ImportItem], newline: str, indent: str, width: int =
             plain.append(module if name == module else f"{module} as {name}")
         else:
             by_module.setdefault(module, []).append(obj if name == obj else f"{obj} as {name}")
-    lines = [f"import {m}" for m in plain]
+    lines = [f"import {m}{tail}" for m in plain]
     for module, names in sorted(by_module.items()):
         line = f"from {module} import {', '.join(names)}"
         if len(line) > width:
             inner = "".join(f"{indent}{n},{newline}" for n in names)
-            line = f"from {module} import ({newline}{inner})"
+            line = f"from {module} import ({tail}{newline}{inner})"
+        else:
+            line += tail
         lines.append(line)
     return newline.join(lines)
 
@@ -93,8 +105,15 @@ class ApplyPlan(cst.CSTTransformer):
             statements.append(updated_node)
         extra = self.plan.imports_after.get(original_node)
         if extra:
-            new = self.parse(import_lines(extra, self.newline, self.unit))
-            if not updated_node.body and new:
+            # When the new imports take the old one's place, they take its leading lines and
+            # its comment (on each first line, so a `# noqa: E402` still applies).
+            replacing = not updated_node.body
+            comment = updated_node.trailing_whitespace.comment if replacing else None
+            text = import_lines(
+                extra, self.newline, self.unit, comment=None if comment is None else comment.value
+            )
+            new = self.parse(text)
+            if replacing and new:
                 new[0] = _with_leading(new[0], updated_node.leading_lines)
             statements += new
         if not statements:

@@ -622,7 +622,7 @@ class RewriteLowerToQnn(CodemodCommand):
         self.report.rewritten += 1
 
     def _import_placement(self, func: cst.BaseExpression) -> cst.SimpleStatementLine | None:
-        """The block statement after which new imports go; None for the module top."""
+        """The statement after which new imports go; None for the module's leading imports."""
         base = func
         while isinstance(base, cst.Attribute):
             base = base.value
@@ -636,11 +636,15 @@ class RewriteLowerToQnn(CodemodCommand):
                 assignment.node, cst.Import | cst.ImportFrom
             ):
                 statement = self._parent(assignment.node)
-                if isinstance(statement, cst.SimpleStatementLine) and not isinstance(
-                    self._parent(statement), cst.Module
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    return None
+                if isinstance(self._parent(statement), cst.Module) and any(
+                    statement is top for top in self._top_imports()
                 ):
-                    return statement
-                return None
+                    return None  # with the module's leading imports: new ones go there too
+                # In a function, try or if, or after module code (a sys.path tweak, say):
+                # the new imports go right after the old one, where it was importable.
+                return statement
         return None
 
     def _scopes(self, call: cst.Call) -> list[cst.CSTNode]:
