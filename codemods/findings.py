@@ -12,8 +12,8 @@ STAR_ARGS = (
     "arguments explicitly (or rewrite this call by hand), then run qnn-migrate again"
 )
 AS_VALUE = (
-    f"{OLD} is used as a value ({{how}}), not called; the rewrite cannot follow it. "
-    "Call the replacement explicitly at the place where it is called (see docs/rewrite.md)"
+    f"{OLD} is {{how}} here, not called, so the rewrite cannot follow it to where it is "
+    "called. Call the replacement there explicitly (see docs/rewrite.md)"
 )
 PATCH_STRING = (
     f"a patch target string names {OLD}; after the rewrite nothing calls it any more. "

@@ -865,6 +865,7 @@ def _describe(name: QualifiedName) -> str:
 
 
 def _how_used(parent: cst.CSTNode | None, node: cst.CSTNode) -> str:
+    """How a value is used, to complete "to_edge_transform_and_lower_to_qnn is ... here"."""
     match parent:
         case cst.Arg():
             return "passed as an argument"
@@ -877,7 +878,9 @@ def _how_used(parent: cst.CSTNode | None, node: cst.CSTNode) -> str:
         case cst.Return():
             return "returned"
         case cst.Attribute():
-            return "an attribute of it is read"
+            return "read an attribute of"
+        case cst.Param():
+            return "a parameter's default value"
     return "used as a value"
 
 

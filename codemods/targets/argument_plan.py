@@ -14,9 +14,11 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import libcst as cst
+
 from codemods import findings
 from codemods.call_binding import BoundCall
-from codemods.expressions import is_reference, is_side_effect_free
+from codemods.expressions import is_duplicable, is_reference, is_side_effect_free
 from codemods.targets.site import CannotRewrite, References, Site
 
 # Names for hoisted arguments, where the parameter's own name would read oddly.
@@ -29,6 +31,14 @@ class ArgumentPlan:
 
     hoisted: tuple[str, ...]  # in the order the call evaluated them
     walrus: tuple[str, ...]
+
+
+def _repeatable(node: cst.BaseExpression) -> bool:
+    """Fine to write more than once: a name or literal, or a short one-line immutable value."""
+    if is_reference(node):
+        return True
+    code = cst.Module(body=[]).code_for_node(node)
+    return is_duplicable(node) and len(code) <= 30 and "\n" not in code
 
 
 def plan_arguments(
@@ -49,7 +59,7 @@ def plan_arguments(
     """
     passed = list(bound.args)
     values = {p: bound.args[p].value for p in passed}
-    must_bind = {p for p in passed if uses.get(p, 1) > 1 and not is_reference(values[p])}
+    must_bind = {p for p in passed if uses.get(p, 1) > 1 and not _repeatable(values[p])}
     effectful = [p for p in passed if not is_side_effect_free(values[p])]
     position = {p: i for i, p in enumerate(order)}
     late = {p for p in effectful if position[p] >= work_starts}
