@@ -41,6 +41,16 @@ class RewritePlan:
         """True when nothing would change."""
         return not (self.calls or self.statements)
 
+    def targets(self) -> list[cst.CSTNode]:
+        """Every node whose leave hook has work to do."""
+        return [
+            *self.calls,
+            *self.statements,
+            *self.remove_aliases,
+            *self.imports_after,
+            *self.imports_merged,
+        ]
+
 
 def import_lines(
     items: set[ImportItem],
@@ -76,12 +86,25 @@ def import_lines(
 class ApplyPlan(cst.CSTTransformer):
     """Carries out a :class:`RewritePlan` on the module it was made for."""
 
-    def __init__(self, plan: RewritePlan, module: cst.Module) -> None:
+    def __init__(
+        self,
+        plan: RewritePlan,
+        module: cst.Module,
+        paths: set[cst.CSTNode] | None = None,
+    ) -> None:
+        """``paths``: every node on the way from the module to a planned change, when known;
+        the transform then leaves every other subtree as it is, without visiting it."""
         self.plan = plan
         self.module = module
+        self.paths = paths
         self.config = module.config_for_parsing
         self.newline = module.default_newline
         self.unit = module.default_indent
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.paths is not None and node not in self.paths:
+            return False  # nothing planned below: keep the subtree (its leave still runs)
+        return super().on_visit(node)
 
     # -- calls and statements -----------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

@@ -322,7 +322,13 @@ class RewriteLowerToQnn(CodemodCommand):
         if plan.is_empty():
             raise SkipFile("nothing to rewrite")
         self._plan_imports(plan, finder.exported)
-        return tree.visit(ApplyPlan(plan, self.module))
+        paths: set[cst.CSTNode] = set()
+        for target in plan.targets():
+            walk: cst.CSTNode | None = self._parent(target)
+            while walk is not None and walk not in paths:
+                paths.add(walk)
+                walk = self._parent(walk)
+        return tree.visit(ApplyPlan(plan, self.module, paths))
 
     def _warn_unfixable(self) -> None:
         """Sort the report and show it to libcst.tool users as warnings too."""
