@@ -136,5 +136,10 @@ def evaluated_before(parent: cst.CSTNode, child: cst.CSTNode) -> list[cst.CSTNod
             return [target] if child is value else None
         case cst.Expr() | cst.Return():
             return []
+        case cst.ListComp() | cst.SetComp() | cst.DictComp() | cst.GeneratorExp():
+            # Only the first iterable is evaluated at once, in the enclosing scope.
+            return [] if child is parent.for_in else None
+        case cst.CompFor(iter=iterable):
+            return [] if child is iterable else None
         case _:
             return None
