@@ -19,6 +19,7 @@ __all__ = [
     "QnnManagerSession",
     "QnnPipelineError",
     "QnnSdkMissingError",
+    "RunQnnPasses",
     "qnn_compile_config",
     "qnn_export",
     "qnn_manager_context",
@@ -36,6 +37,7 @@ _WHERE = {
     "QnnManagerSession": "qnn_passes.api",
     "QnnPipelineError": "qnn_passes.errors",
     "QnnSdkMissingError": "qnn_passes.errors",
+    "RunQnnPasses": "qnn_passes.run_qnn_passes",
     "qnn_compile_config": "qnn_passes.api",
     "qnn_export": "qnn_passes.api",
     "qnn_manager_context": "qnn_passes.api",
@@ -75,3 +77,4 @@ if TYPE_CHECKING:
         QnnSdkMissingError,
     )
     from qnn_passes.lift_qnn_constants import LiftQnnConstants
+    from qnn_passes.run_qnn_passes import RunQnnPasses

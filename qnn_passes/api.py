@@ -23,7 +23,10 @@ Where this differs from the wrapper, on purpose:
   names, an unknown pass, a cycle in ``dep_table`` raise :class:`QnnConfigError` naming the
   method and the problem;
 * constants are lifted inside the QNN passes (:class:`LiftQnnConstants`), and weights the
-  passes replace do not stay behind as unused program inputs.
+  passes replace do not stay behind as unused program inputs;
+* the AMD MKLDNN guard is applied by ``qnn_manager_context`` (where a backend starts and the
+  lowering runs) rather than at export, which runs no real convolution; ``qnn_export``
+  sets up the QNN SDK first, as the wrapper does.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from qnn_passes.methods import (
     per_method_specs,
     per_method_table,
 )
+from qnn_passes.run_qnn_passes import RunQnnPasses
 
 R = TypeVar("R")
 
@@ -118,15 +122,11 @@ def qnn_export(
 
     Returns an ExportedProgram, or a dict of them for a dict of methods.
     """
-    from executorch.backends.qualcomm.utils.qnn_sdk_setup import (
-        disable_mkldnn_on_amd,
-        setup_qnn_sdk,
-    )
+    from executorch.backends.qualcomm.utils.qnn_sdk_setup import setup_qnn_sdk
 
-    # As the wrapper does, before any tracing: the SDK setup may re-execute the interpreter,
-    # and the AMD guard has to precede any eager run of the model.
+    # As the wrapper does, before any tracing: setting up the SDK may download one and
+    # re-execute the interpreter, which would throw away a model already traced.
     setup_qnn_sdk()
-    disable_mkldnn_on_amd()
     import torch
 
     models = as_methods(model)
@@ -151,14 +151,24 @@ def qnn_export(
         except Exception as err:
             err.add_note(f"qnn_export: while exporting method '{name}' (strict=True)")
             raise
-        backend = backend_of(specs[name]) if specs is not None else _default_backend()
-        manager = _pass_manager_cls(backend)()
-        program = manager.transform_for_export_pipeline(program)
-        program.graph_module.meta[EXPORT_PASSES_META] = tuple(
-            p.__name__ for p in manager.get_export_passes()
-        )
-        programs[name] = program
+        programs[name] = run_export_passes(program, specs[name] if specs is not None else None)
     return programs if isinstance(model, dict) else programs[names[0]]
+
+
+def run_export_passes(program: Any, compiler_specs: list[Any] | None = None) -> Any:
+    """QNN's export-stage passes on one exported program (what qnn_export runs after tracing).
+
+    These passes are not migrated to the to-edge stage yet, so they run here, through
+    ExecuTorch's own ``transform_for_export_pipeline`` of the backend's pass manager; the
+    program is marked with the passes that ran, which ``qnn_transform_passes`` checks.
+    """
+    backend = backend_of(compiler_specs) if compiler_specs is not None else _default_backend()
+    manager = _pass_manager_cls(backend)()
+    program = manager.transform_for_export_pipeline(program)
+    program.graph_module.meta[EXPORT_PASSES_META] = tuple(
+        p.__name__ for p in manager.get_export_passes()
+    )
+    return program
 
 
 def _check_exported(name: str, program: Any, backend: Any) -> None:
@@ -189,13 +199,17 @@ def qnn_transform_passes(
     skip_node_op_set: set[str] | None = None,
     convert_linear_to_conv2d: bool = False,
 ) -> Any:
-    """The QNN to-edge transform passes for each method, ending with :class:`LiftQnnConstants`.
+    """The QNN to-edge transform passes for each method: ``[RunQnnPasses, LiftQnnConstants]``.
+
+    :class:`RunQnnPasses` runs the solved pipeline (``.passes``: ExecuTorch's QNN passes with
+    this package's CanonicalizeConv, ConvertLinearToConv2d and AnnotateGetAttr in place of
+    upstream's) as one pass; :class:`LiftQnnConstants` then lifts the constants they created.
 
     ``passes_job``/``dep_table`` are ExecuTorch-style tables (from
     ``QnnPassManager.get_capture_program_passes()`` /
     ``get_passes_dependency_for_capture_program()``), per method or shared; ExecuTorch's
     CanonicalizeConv, ConvertLinearToConv2d and AnnotateGetAttr in them run as this package's
-    implementations. Returns a list of passes, or a dict of lists for a dict of programs.
+    implementations. Returns that list, or a dict of lists for a dict of programs.
     """
     progs = as_methods(programs)
     names = list(progs)
@@ -223,13 +237,13 @@ def qnn_transform_passes(
             skip_node_id_set=skip_node_id_set,
             skip_node_op_set=skip_node_op_set,
         )
-        passes.append(
+        result[name] = [
+            RunQnnPasses(passes, method=name),
             LiftQnnConstants(
                 check_quant_attrs=any(p.cls is annotate_get_attr for p in solved.active),
                 method=name,
-            )
-        )
-        result[name] = passes
+            ),
+        ]
     return result if isinstance(programs, dict) else result[names[0]]
 
 
@@ -287,6 +301,12 @@ class QnnManagerSession(contextlib.AbstractContextManager["QnnManagerSession"]):
             )
         # Looked up on the module at entry, so the lifecycle module stays the one source.
         from executorch.backends.qualcomm.utils import qnn_manager_lifecycle
+        from executorch.backends.qualcomm.utils.qnn_sdk_setup import disable_mkldnn_on_amd
+
+        # The wrapper applies this at its entry. It guards real convolutions on AMD hosts;
+        # qnn_export runs none (tracing uses fake tensors), the lowering and anything the
+        # caller runs afterwards may, so it is applied here, before a backend starts.
+        disable_mkldnn_on_amd()
 
         context = qnn_manager_lifecycle.QnnManagerContext(self.specs)
         try:

@@ -104,7 +104,8 @@ def run_migrated(
 ) -> RecordingQnnBackend:
     """The qnn_passes API with the generic ``to_edge_transform_and_lower``, under the double.
 
-    ``edit_passes`` may change each method's pass list (e.g. stop before a pass).
+    ``edit_passes`` may change each method's solved pass list (``RunQnnPasses.passes``), e.g.
+    to stop before a pass; the QNN lift after it stays.
     """
     model, inputs = case.model()
     s = specs(backend)
@@ -114,11 +115,8 @@ def run_migrated(
             programs, s, convert_linear_to_conv2d=case.convert_linear_to_conv2d, **kwargs
         )
         if edit_passes is not None:
-            transform = (
-                {k: edit_passes(v) for k, v in transform.items()}
-                if isinstance(transform, dict)
-                else edit_passes(transform)
-            )
+            for run, _lift in transform.values() if isinstance(transform, dict) else [transform]:
+                run.passes = edit_passes(run.passes)
         with qnn_manager_context(s, programs):
             to_edge_transform_and_lower(
                 programs,

@@ -27,6 +27,7 @@ from qnn_passes import (
     QnnConfigError,
     QnnManagerSession,
     QnnSdkMissingError,
+    RunQnnPasses,
     qnn_compile_config,
     qnn_export,
     qnn_manager_context,
@@ -72,7 +73,7 @@ def test_export_single_and_dict() -> None:
     assert "DecomposeHardsigmoid" in lpai.graph_module.meta[EXPORT_PASSES_META]
 
 
-def test_export_sets_up_the_sdk_and_amd_guard_before_tracing() -> None:
+def test_sdk_setup_before_tracing_and_amd_guard_before_the_backend() -> None:
     calls: list[str] = []
     from executorch.backends.qualcomm.utils import qnn_sdk_setup
 
@@ -86,8 +87,11 @@ def test_export_sets_up_the_sdk_and_amd_guard_before_tracing() -> None:
             lambda *a, **k: calls.append(f"export strict={k['strict']}") or real_export(*a, **k),
         ),
     ):
-        qnn_export(_model(), (X,))
-    assert calls == ["sdk", "amd", "export strict=True"]
+        program = qnn_export(_model(), (X,))
+        with RecordingQnnBackend() as qnn:
+            qnn_manager_context(flows.specs(), program).run(lambda: calls.append("lowering"))
+    assert calls == ["sdk", "export strict=True", "amd", "lowering"]
+    assert len(qnn.contexts) == 1
 
 
 def test_export_errors_name_the_method() -> None:
@@ -106,7 +110,8 @@ def test_transform_passes_contract() -> None:
     specs = flows.specs()
     program = qnn_export(_model(), (X,))
     passes = qnn_transform_passes(program, specs)
-    assert isinstance(passes, list) and isinstance(passes[-1], LiftQnnConstants)
+    assert [type(p) for p in passes] == [RunQnnPasses, LiftQnnConstants]
+    assert passes[0].names[-1] == "ResolveDebugHandle"
     programs = {"a": program, "b": qnn_export(_model(), (X,))}
     by_method = qnn_transform_passes(programs, specs)
     assert list(by_method) == ["a", "b"]
@@ -148,12 +153,12 @@ def test_passes_job_per_method_and_never_mutated() -> None:
         programs, flows.specs(), passes_job=jobs, convert_linear_to_conv2d=True
     )
     assert jobs == snapshot
-    names = {m: [type(p).__name__ for p in ps] for m, ps in passes.items()}
+    names = {m: ps[0].names for m, ps in passes.items()}
     assert "TagQuantIO" in names["a"] and "FoldQDQ" in names["a"]
     assert "TagQuantIO" not in names["b"] and "FoldQDQ" not in names["b"]
     assert "ConvertLinearToConv2d" in names["a"]
     # ExecuTorch's own passes get the program, as in the wrapper (ours read the one they run on).
-    fold = next(p for p in passes["a"] if type(p).__name__ == "FoldQDQ")
+    fold = next(p for p in passes["a"][0].passes if type(p).__name__ == "FoldQDQ")
     assert fold.edge_program is programs["a"]
 
 
