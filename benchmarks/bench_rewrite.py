@@ -108,7 +108,9 @@ def main() -> int:
         return 0
 
     with tempfile.TemporaryDirectory(prefix="bench-rewrite-") as scratch:
-        by_libcst, by_us = Path(scratch, "libcst"), Path(scratch, "qnn-migrate")
+        # Both copies keep the package's name, so both tools see executorch/... paths.
+        by_libcst = Path(scratch, "libcst", root.name)
+        by_us = Path(scratch, "qnn-migrate", root.name)
         copy_python_files(root, by_libcst)
         copy_python_files(root, by_us)
         libcst_command = [

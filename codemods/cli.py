@@ -204,7 +204,9 @@ def process_text(data: bytes, path: str, target: str, mode: Mode) -> tuple[Outco
     except ValueError as error:
         return Outcome(path, error=f"{error}; skipped"), None
     try:
-        result = rewrite_code(text, target=target, filename=path)
+        # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.
+        filename = path if path == "-" else os.path.abspath(path)
+        result = rewrite_code(text, target=target, filename=filename)
     except RewriteError as error:
         return Outcome(path, error=f"{error}; skipped"), None
     except Exception as error:  # a bug in the rule must not stop the run

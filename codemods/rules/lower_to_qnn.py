@@ -749,8 +749,22 @@ class RewriteLowerToQnn(CodemodCommand):
             for statement in body
         )
 
+    def _reexports(self) -> bool:
+        """True if this file is a module other code imports the old name from.
+
+        ExecuTorch's ``export_utils`` re-exports it: its import of the name must stay even when
+        the module's own calls are rewritten, or ``from ...export_utils import ...`` breaks.
+        """
+        filename = "/" + (self.context.filename or "").replace("\\", "/")
+        return any(
+            filename.endswith("/" + q.rsplit(".", 1)[0].replace(".", "/") + ".py")
+            for q in self.deprecation.qualified_names
+        )
+
     def _unused_aliases(self, exported: set[str]) -> set[cst.ImportAlias]:
         """Import aliases whose every use was a call this run rewrote."""
+        if self._reexports():
+            exported = exported | {self.deprecation.name}
         rewritten: set[cst.CSTNode] = set()
         for func in self._state.rewritten_funcs:
             walk: cst.CSTNode = func

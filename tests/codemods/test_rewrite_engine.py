@@ -115,3 +115,18 @@ def test_libcst_tool_runs_the_same_rule(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert path.read_text() == rewrite_code(source).code
+
+
+def test_executorchs_reexporting_module_keeps_its_import() -> None:
+    """export_utils re-exports the old name; rewriting its own calls must not drop the import."""
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n\n"
+        f"def lower(model, inputs, specs):\n    return {OLD}(model, inputs, specs)\n"
+    )
+    elsewhere = rewrite_code(code, filename="/src/project/lowering.py")
+    reexporter = rewrite_code(
+        code, filename="/venv/site-packages/executorch/backends/qualcomm/export_utils.py"
+    )
+    assert f"import {OLD}" not in elsewhere.code
+    assert f"import {OLD}" in reexporter.code
+    assert reexporter.sites_rewritten == 1 and f"{OLD}(" not in reexporter.code
