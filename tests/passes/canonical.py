@@ -34,11 +34,18 @@ GENERATED_PREFIX = "_lifted_tensor_constant"
 
 def digest(t: torch.Tensor) -> tuple[Any, ...]:
     t = t.detach().contiguous().cpu()
-    raw = t.view(torch.uint8) if t.numel() and t.dtype != torch.bool else t.to(torch.uint8)
+    flat = t.reshape(-1)
+    raw = flat.view(torch.uint8) if t.numel() and t.dtype != torch.bool else flat.to(torch.uint8)
     return ("tensor", str(t.dtype), tuple(t.shape), hashlib.sha1(raw.numpy().tobytes()).hexdigest())
 
 
+def _dims(shape: Any) -> tuple[Any, ...]:
+    return tuple(d if isinstance(d, int) else str(d) for d in shape)
+
+
 def _value(v: Any, ident: dict[torch.fx.Node, Any]) -> Any:
+    if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return ("sym", str(v))
     if isinstance(v, torch.fx.Node):
         return ident[v]
     if isinstance(v, torch.Tensor):
@@ -60,11 +67,10 @@ def _value(v: Any, ident: dict[torch.fx.Node, Any]) -> Any:
 def _val(node: torch.fx.Node) -> Any:
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return (str(val.dtype), tuple(int(s) for s in val.shape))
+        return (str(val.dtype), _dims(val.shape))
     if isinstance(val, (list, tuple)):
         return tuple(
-            (str(v.dtype), tuple(int(s) for s in v.shape)) if isinstance(v, torch.Tensor) else v
-            for v in val
+            (str(v.dtype), _dims(v.shape)) if isinstance(v, torch.Tensor) else str(v) for v in val
         )
     return type(val).__name__
 
@@ -130,14 +136,16 @@ def canonical(program: Any) -> dict[str, Any]:
 
 
 def orphaned_inputs(program: Any) -> list[str]:
-    """Targets of constant inputs whose placeholder has no users."""
+    """Targets of constant inputs whose placeholder has no users (mutated buffers are state)."""
     specs = {getattr(s.arg, "name", None): s for s in program.graph_signature.input_specs}
+    mutated = set(program.graph_signature.buffers_to_mutate.values())
     return [
         str(specs[n.name].target)
         for n in program.graph_module.graph.nodes
         if n.op == "placeholder"
         and not n.users
         and specs[n.name].kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+        and specs[n.name].target not in mutated
     ]
 
 

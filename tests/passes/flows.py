@@ -76,6 +76,8 @@ def inputs_by_method(case: Case) -> dict[str, tuple[torch.Tensor, ...]]:
 
 def eager(case: Case) -> dict[str, Any]:
     model, _ = case.model()
+    # A copy: running a model with state (mutated buffers) must not change the cached one.
+    model = copy.deepcopy(model)
     modules = model if isinstance(model, dict) else {"forward": model}
     with torch.no_grad():
         return {name: modules[name](*x) for name, x in inputs_by_method(case).items()}
@@ -89,6 +91,7 @@ def run_deprecated(case: Case, backend: str = "htp", **kwargs: Any) -> Recording
             model,
             inputs,
             specs(backend),
+            dynamic_shapes=case.dynamic_shapes,
             convert_linear_to_conv2d=case.convert_linear_to_conv2d,
             **kwargs,
         )
@@ -110,7 +113,7 @@ def run_migrated(
     model, inputs = case.model()
     s = specs(backend)
     with RecordingQnnBackend() as qnn:
-        programs = qnn_export(model, inputs, compiler_specs=s)
+        programs = qnn_export(model, inputs, case.dynamic_shapes, compiler_specs=s)
         transform = qnn_transform_passes(
             programs, s, convert_linear_to_conv2d=case.convert_linear_to_conv2d, **kwargs
         )

@@ -113,6 +113,20 @@ class ConvThenLinear(nn.Module):
         return self.fc(torch.relu(self.conv(x)).transpose(1, 2))
 
 
+class Conv1dWithState(nn.Module):
+    """A mutated buffer next to a replaced weight: the state must survive untouched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(4, 4, 3, padding=1)
+        self.register_buffer("last_mean", torch.zeros(1, 4, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        self.last_mean.copy_(y.mean(-1, keepdim=True))
+        return y - self.last_mean
+
+
 # -- cases ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Case:
@@ -123,6 +137,7 @@ class Case:
     quant: str | None = None  # None, "8a8w", "16a4w_block", "qat"
     convert_linear_to_conv2d: bool = False
     block_size_map: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    dynamic_shapes: Any = None
 
     @property
     def is_float(self) -> bool:
@@ -219,6 +234,12 @@ CASES: tuple[Case, ...] = (
         convert_linear_to_conv2d=True,
     ),
     Case("conv1d_then_linear", _simple(ConvThenLinear, 1, 4, 10)),
+    Case("conv1d_mutable_buffer", _simple(Conv1dWithState, 1, 4, 9)),
+    Case(
+        "conv1d_dynamic_batch",
+        _simple(lambda: Conv1d(4, 6, 3, padding=1), 3, 4, 10),
+        dynamic_shapes={"x": {0: torch.export.Dim("batch", min=1, max=16)}},
+    ),
     Case("quant_conv1d_8a8w", _simple(ConvThenLinear, 1, 4, 10), quant="8a8w"),
     Case(
         "quant_linear_block_16a4w",
