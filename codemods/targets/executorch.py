@@ -116,12 +116,36 @@ class _Writer:
         passed = self.site.bound.args.get(param)
         return passed is None or self.site.knowledge.is_not_dict(passed.value)
 
+    def method_keys(self) -> frozenset[str] | None:
+        """The method names, when the source shows them: "forward" for one module."""
+        module = self.site.bound.args["module"].value
+        if self.site.knowledge.is_not_dict(module):
+            return frozenset({"forward"})
+        return _literal_keys(module)
+
+    def broadcast(self, param: str) -> str:
+        """How the wrapper's ``ensure_graph_specific_dict`` treats ``param`` here.
+
+        "shared": the value serves every method; "per_method": a dict keyed by the method
+        names; "check": only the run can tell, so the code checks as the wrapper did.
+        """
+        passed = self.site.bound.args.get(param)
+        if passed is None or self.site.knowledge.is_not_dict(passed.value):
+            return "shared"
+        keys, methods = _literal_keys(passed.value), self.method_keys()
+        if keys is None or methods is None:
+            return "check"
+        return "per_method" if keys == methods else "shared"
+
     def plan(self, loop: bool) -> References:
         """Bind the arguments: all effects before the SDK setup, repeated uses to names."""
         uses = {"compiler_specs": 4, **dict.fromkeys(SKIP_SETS, 2)}
         for param in PER_METHOD:
-            if not self.not_dict(param):
+            how = self.broadcast(param)
+            if how == "check":
                 uses[param] = 3  # read three times by the per-method check
+            elif how == "per_method":
+                uses[param] = max(uses.get(param, 1), 2)  # indexed by method name
         if loop:
             # Arguments read inside the loop are evaluated once per method.
             uses.update({p: max(uses.get(p, 1), 2) for p in ORDER if p not in ("module",)})
@@ -180,10 +204,13 @@ class _Writer:
         None when ``param`` is known not to be a dict: then the value itself serves every
         method. ``methods`` is the name of the ``{method: module}`` dict.
         """
-        if self.not_dict(param):
+        how = self.broadcast(param)
+        if how == "shared":
             return None
         value = self.printer.flat(refs.expr(param))
         assert value is not None, "values read several times are simple names"
+        if how == "per_method":
+            return Text(value)  # already keyed by the method names
         name = self.site.names.fresh(f"method_{param}")
         self.emit(
             f"{name} = ",
@@ -201,9 +228,14 @@ class _Writer:
         refs = self.plan(loop=False)
         forward: dict[str, Expr] = {}
         for param in PER_METHOD:
-            if site.passed(param) and not self.not_dict(param):
-                value = self.printer.flat(refs.expr(param))
-                assert value is not None, "values read several times are simple names"
+            how = self.broadcast(param)
+            if how == "shared":
+                continue
+            value = self.printer.flat(refs.expr(param))
+            assert value is not None, "values read several times are simple names"
+            if how == "per_method":
+                forward[param] = Text(f'{value}["forward"]')
+            else:
                 name = site.names.fresh(f"forward_{param}")
                 self.emit(
                     f"{name} = ",
@@ -378,6 +410,23 @@ def _commented(refs: References, param: str, arg: ArgSpec) -> ArgSpec:
     """``arg`` with the user's comments for ``param`` (the first time only)."""
     before, trailing = refs.take_comments(param)
     return ArgSpec(arg.value, arg.keyword, before, trailing)
+
+
+def _literal_keys(node: cst.BaseExpression) -> frozenset[str] | None:
+    """The keys of a dict display whose keys are all string literals, else None."""
+    if not isinstance(node, cst.Dict):
+        return None
+    keys = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(
+            element.key, cst.SimpleString
+        ):
+            return None
+        key = element.key.evaluated_value
+        if not isinstance(key, str):
+            return None
+        keys.append(key)
+    return frozenset(keys)
 
 
 def _display_size(node: cst.BaseExpression) -> int | None:
