@@ -15,7 +15,10 @@ it is the user's capture, identical in both, and qnn_export runs exactly that ca
 * qnn_passes: ``run_export_passes`` (the export stage of ``qnn_export``) ->
   ``qnn_transform_passes`` in ``to_edge_transform_and_lower``.
 
-Neither uses a partitioner (there is no QNN SDK to partition with). Peak memory growth is the
+Neither uses a partitioner (there is no QNN SDK to partition with); both keep ``aten.linear``
+whole, as ``QnnPartitioner.ops_to_not_decompose`` asks (the only op of its list in this model),
+through ``EdgeCompileConfig.preserve_ops``, so the passes see the graph they see when lowering
+to QNN (FixedLinearKeepDim, ConvertLinearToConv2d act on linears). Peak memory growth is the
 process's peak resident set during the timed part (``VmHWM``, reset just before it) minus its
 resident set right before, compared with the model's weight bytes. After the timed part, each
 program is serialized to a .pte to compare sizes and constant bytes.
@@ -78,6 +81,8 @@ def child(flow: str, blocks: int, channels: int, linear_to_conv: bool) -> dict[s
     import logging
 
     logging.disable(logging.WARNING)
+    import dataclasses
+
     import torch
     from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls
     from executorch.backends.qualcomm.serialization.qc_schema import (
@@ -97,6 +102,7 @@ def child(flow: str, blocks: int, channels: int, linear_to_conv: bool) -> dict[s
     specs = generate_qnn_executorch_compiler_spec(
         soc_model=QcomChipset.SM8650, backend_options=generate_htp_compiler_spec(use_fp16=True)
     )
+    keep = [torch.ops.aten.linear.default]
     model, inputs = _model(blocks, channels)
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
 
@@ -111,7 +117,9 @@ def child(flow: str, blocks: int, channels: int, linear_to_conv: bool) -> dict[s
             program, compiler_specs=specs, convert_linear_to_conv2d=linear_to_conv
         )
         edge = to_edge_transform_and_lower(
-            program, transform_passes=passes, compile_config=qnn_edge_config()
+            program,
+            transform_passes=passes,
+            compile_config=dataclasses.replace(qnn_edge_config(), preserve_ops=keep),
         )
     else:
         program = run_export_passes(program)
@@ -120,7 +128,7 @@ def child(flow: str, blocks: int, channels: int, linear_to_conv: bool) -> dict[s
             transform_passes=qnn_transform_passes(
                 program, specs, convert_linear_to_conv2d=linear_to_conv
             ),
-            compile_config=qnn_compile_config(),
+            compile_config=dataclasses.replace(qnn_compile_config(), preserve_ops=keep),
         )
     seconds = time.perf_counter() - start
     peak = _status_kib("VmHWM")
