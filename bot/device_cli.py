@@ -21,7 +21,7 @@ import click
 
 from bot import baseline as baseline_mod
 from bot import host_config, nightly, quarantine, results
-from bot.model import ModelError, Shard, ShardResult
+from bot.model import ModelError, Shard, ShardResult, reconcile
 
 EXIT_FAILED = 1
 EXIT_INPUT = 2
@@ -400,7 +400,7 @@ def nightly_record(
     found, warnings = load_result_files(results_dir)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    tonight = nightly.reconcile(planned, found)
+    tonight = reconcile(planned, found)
     run = baseline_mod.RunInfo(
         sha, date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), run_url
     )

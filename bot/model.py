@@ -291,6 +291,42 @@ class ShardResult:
         )
 
 
+NO_RESULT = "no result from this shard's job (it failed, was cancelled, or uploaded nothing)"
+
+
+def reconcile(planned: Sequence[Shard], results: Sequence[ShardResult]) -> list[ShardResult]:
+    """One result per planned shard, in plan order, judged against the planned test list.
+
+    A shard whose job left no result is INFRA throughout; a result file cannot shrink (or
+    grow) its own shard, because completeness is re-established against the plan.
+    """
+    by_id: dict[str, ShardResult] = {}
+    for r in results:
+        by_id.setdefault(r.shard.id, r)
+    out = []
+    for shard in planned:
+        got = by_id.get(shard.id)
+        if got is None:
+            out.append(ShardResult.all_infra(shard, NO_RESULT))
+        elif got.shard == shard:
+            out.append(got)
+        else:
+            out.append(
+                ShardResult.complete(
+                    shard,
+                    got.results,
+                    device=got.device,
+                    attempts=got.attempts,
+                    infra_reason=got.infra_reason,
+                    log_url=got.log_url,
+                    sdk_version=got.sdk_version,
+                    device_fingerprint=got.device_fingerprint,
+                    command=got.command,
+                )
+            )
+    return out
+
+
 @dataclass(frozen=True)
 class Baseline:
     """Per-SoC, per-test status history from the nightly runs, oldest first."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.baseline import BRANCH, DIRECTORY, RunInfo, SocBaseline
-from bot.model import Shard, ShardResult, Status
+from bot.model import ShardResult, Status
 
 MARKER = "<!-- qnn-nightly-issue -->"
 TITLE = "QNN nightly device tests: new failures, fixes and flaky tests"
@@ -33,7 +33,6 @@ MAX_BODY_CHARS = 60_000
 MAX_ROWS = 60
 MAX_NIGHTS = 30
 _NIGHT_RE = re.compile(r"<!-- night (\S+) -->\n.*?<!-- /night -->\n", re.S)
-NO_RESULT = "no result from this shard's job (it failed, was cancelled, or uploaded nothing)"
 
 
 @dataclass(frozen=True)
@@ -74,24 +73,6 @@ def _passing(status: Status) -> bool | None:
 def _flips(statuses: Sequence[Status]) -> int:
     outcomes = [p for p in map(_passing, statuses) if p is not None]
     return sum(a != b for a, b in itertools.pairwise(outcomes))
-
-
-def reconcile(planned: Sequence[Shard], results: Sequence[ShardResult]) -> list[ShardResult]:
-    """One result per planned shard: a shard whose job left no result is INFRA throughout."""
-    by_id: dict[str, ShardResult] = {}
-    for r in results:
-        by_id.setdefault(r.shard.id, r)
-    out = []
-    for shard in planned:
-        got = by_id.get(shard.id)
-        if got is None:
-            out.append(ShardResult.all_infra(shard, NO_RESULT))
-        else:
-            # Judge against the planned list: a result file cannot shrink its own shard.
-            out.append(
-                ShardResult.complete(shard, got.results, device=got.device, attempts=got.attempts)
-            )
-    return out
 
 
 def compare(

@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from bot import render
 from bot.catalog import Catalog
 from bot.gateway import GitHubGateway
-from bot.model import Baseline, Shard, ShardResult
+from bot.model import Baseline, Shard, ShardResult, reconcile
 from bot.state import Phase, RunState, find_results_comment
 from bot.summary import Summary, summarize
-
-NO_RESULT = "no result from this shard's job (it failed, was cancelled, or uploaded nothing)"
 
 
 @dataclass(frozen=True)
@@ -34,35 +32,6 @@ class ReportOutcome:
     created: bool
     edited: bool
     superseded: bool  # a newer command owns the results comment; only the status was set
-
-
-def reconcile(planned: Sequence[Shard], results: Sequence[ShardResult]) -> list[ShardResult]:
-    """One result per planned shard, in plan order, judged against the planned test list."""
-    by_id: dict[str, ShardResult] = {}
-    for r in results:
-        by_id.setdefault(r.shard.id, r)
-    out = []
-    for shard in planned:
-        got = by_id.get(shard.id)
-        if got is None:
-            out.append(ShardResult.all_infra(shard, NO_RESULT))
-        elif got.shard == shard:
-            out.append(got)
-        else:
-            out.append(
-                ShardResult.complete(
-                    shard,
-                    got.results,
-                    device=got.device,
-                    attempts=got.attempts,
-                    infra_reason=got.infra_reason,
-                    log_url=got.log_url,
-                    sdk_version=got.sdk_version,
-                    device_fingerprint=got.device_fingerprint,
-                    command=got.command,
-                )
-            )
-    return out
 
 
 def report(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bot import baseline, nightly
 from bot.baseline import RunInfo, SocBaseline
-from bot.model import Shard, ShardResult, Status, TestResult
+from bot.model import Shard, ShardResult, Status, TestResult, reconcile
 from bot.nightly import ExistingIssue
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -172,5 +172,5 @@ def test_reconcile_turns_a_missing_shard_into_infra() -> None:
     lost = Shard(
         "sm8650-m-2", "m", "SM8650", "htp", 1126, (f"{FP}.test_qnn_backend_add",), "f" * 40
     )
-    got = nightly.reconcile([res[0].shard, lost], res)
+    got = reconcile([res[0].shard, lost], res)
     assert [r.results[0].status for r in got] == [P, INF]
