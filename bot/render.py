@@ -87,6 +87,21 @@ class Links:
         return f"{self.repo_url}/commit/{sha}"
 
 
+def _where_it_ran(group: Group) -> str:
+    """Which phones ran the group, and whether a shard was retried after an INFRA failure."""
+    text = ""
+    if group.devices:
+        # Serials come from result files written next to PR code, and markdown is not
+        # rendered inside <summary>: keep only the characters a serial or host:port has.
+        phones = ", ".join(re.sub(r"[^A-Za-z0-9._:-]", "?", d)[:40] for d in group.devices[:4])
+        more = f" +{len(group.devices) - 4}" if len(group.devices) > 4 else ""
+        text += f" · on {phones}{more}"
+    if group.retried:
+        shards = "shard" if group.retried == 1 else "shards"
+        text += f" · {group.retried} {shards} retried on another phone after an infra failure"
+    return text
+
+
 def _origin(state: RunState, links: Links) -> str:
     if not state.requested_by:  # no record of the command (e.g. the comment was deleted)
         return "Device run (its /qnn command is not on record)"
@@ -274,7 +289,7 @@ def _report_body(
             out += [
                 "",
                 f"<details><summary>{g.soc} · {g.matrix}: {g.count(Status.PASS)} of "
-                f"{g.expected} passed</summary>",
+                f"{g.expected} passed{_where_it_ran(g)}</summary>",
                 "",
                 _group_table(g, with_messages=True),
                 "",

@@ -38,6 +38,8 @@ class Group:
     results: tuple[TestResult, ...]
     log_urls: tuple[str, ...]
     shard_ids: tuple[str, ...]
+    devices: tuple[str, ...] = ()  # the phones that produced the results, as reported
+    retried: int = 0  # shards that needed a second attempt (an INFRA failure on a phone)
 
     @property
     def expected(self) -> int:
@@ -109,6 +111,8 @@ def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
             results=tuple(r for sr in collected[(soc, matrix)] for r in sr.results),
             log_urls=tuple(sr.log_url for sr in collected[(soc, matrix)] if sr.log_url),
             shard_ids=tuple(sr.shard.id for sr in collected[(soc, matrix)]),
+            devices=tuple(dict.fromkeys(sr.device for sr in collected[(soc, matrix)] if sr.device)),
+            retried=sum(sr.attempts > 1 for sr in collected[(soc, matrix)]),
         )
         for soc, matrix in order
     )

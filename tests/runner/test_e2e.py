@@ -127,6 +127,8 @@ def test_comment_to_phones_to_report(github_standin: GitHubStandIn, lab: Lab) ->
         argv = [sys.executable, "-m", "qnn_migrate", "bot", "run-shard", "--shard", str(shard_file)]
         argv += ["--executorch-dir", str(lab.checkout), "--device", phone]
         argv += ["--out", str(results / f"qnn-result-{entry['id']}")]
+        # As the workflow passes it: the run's page, where each job's log is.
+        argv += ["--log-url", f"https://github.com/{REPO}/actions/runs/4242"]
         env = {**os.environ, **lab.env(), "QNN_RUNNER_CONFIG": str(config)}
         jobs.append(
             subprocess.Popen(
