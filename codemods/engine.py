@@ -12,12 +12,11 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext, SkipFile
 
 from codemods.deprecations import lower_to_qnn
 from codemods.excerpt import Excerpt, cut, splice
 from codemods.findings import Unfixable
-from codemods.rules.lower_to_qnn import DEFAULT_TARGET, RewriteLowerToQnn
+from codemods.rules.lower_to_qnn import DEFAULT_TARGET, LowerToQnn, NothingToRewrite
 
 WORD = re.compile(r"\w+")
 # A `global` statement in dropped code could rebind a module-level name the rule resolves.
@@ -71,7 +70,7 @@ def rewrite_code(
 
 def _run(
     code: str, words: frozenset[str], target: str, filename: str
-) -> tuple[RewriteLowerToQnn, str | None]:
+) -> tuple[LowerToQnn, str | None]:
     """Run the rule on ``code``; the new code, or None when the rule skipped the file."""
     try:
         module = cst.parse_module(code)
@@ -79,16 +78,10 @@ def _run(
         raise RewriteError(
             f"does not parse ({error.message}); fix the syntax error, then run again"
         ) from None
-    command = RewriteLowerToQnn(
-        CodemodContext(filename=filename),
-        target=target,
-        mention_checked=True,
-        module_words=words,
-        source=code,
-    )
+    command = LowerToQnn(target, filename=filename, module_words=words, source=code)
     try:
-        return command, command.transform_module(module).code
-    except SkipFile:
+        return command, command.transform(module).code
+    except NothingToRewrite:
         return command, None
 
 

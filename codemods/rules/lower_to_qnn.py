@@ -1,11 +1,15 @@
 """Rule: ``to_edge_transform_and_lower_to_qnn(...)`` becomes ``to_edge_transform_and_lower(...)``.
 
-A libcst :class:`~libcst.codemod.CodemodCommand`: module tree in, module tree out, nothing
-printed or written; ``SkipFile`` when there is nothing to do; sites it leaves alone are in
-``report`` (and ``warn``-ed, for ``python -m libcst.tool codemod``). What a name refers to is
-resolved with libcst's scope analysis (qualified names asked of the scopes), so aliases
-(``import ...utils as u``), the ``export_utils`` re-export and fully qualified calls are
-found, and same-named things that are *not* ExecuTorch's function are not.
+:class:`LowerToQnn`: module tree in, module tree out, nothing printed or written;
+:class:`NothingToRewrite` when there is nothing to do; sites it leaves alone are in
+``report``. ``RewriteLowerToQnn``, the same rule as a libcst ``CodemodCommand`` for
+``python -m libcst.tool codemod``, lives in ``lower_to_qnn_command.py`` and is importable from
+here too: libcst's codemod package imports ``libcst.matchers`` (0.2 s), which
+``qnn-migrate rewrite`` does not need. What a name refers to is resolved with libcst's scope
+analysis (qualified names asked of the scopes), so aliases (``import ...utils as u``), the
+``export_utils`` re-export and fully qualified calls are found, and same-named things that
+are *not* ExecuTorch's function are not. Parents, positions and the mentions of the name
+come from one :class:`~codemods.tree_index.TreeIndex` pass instead of libcst visits.
 
 Each call goes one of two ways (the code itself comes from the target, see
 ``codemods/targets``):
@@ -35,17 +39,15 @@ Sites the rule will not touch are reported with their line and a reason; see
 
 from __future__ import annotations
 
-import argparse
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
+import libcst.helpers
 from libcst.metadata import (
     Assignment,
     MetadataWrapper,
-    PositionProvider,
     QualifiedName,
     QualifiedNameSource,
     Scope,
@@ -62,6 +64,7 @@ from codemods.rewrite_plan import ApplyPlan, ImportItem, RewritePlan
 from codemods.targets.executorch import ExecutorchTarget
 from codemods.targets.qnn_passes import QnnPassesTarget
 from codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
+from codemods.tree_index import TreeIndex
 
 TARGETS: dict[str, Callable[[], Target]] = {
     "qnn-passes": QnnPassesTarget,
@@ -73,116 +76,108 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _NAME_FOR_RESULT = "edge_manager"  # the temporary for a call that is part of a statement
 
 
-@dataclass
-class _Finder(cst.CSTVisitor):
-    """One pass over the module: every mention of the old name (or of an alias of it)."""
+class NothingToRewrite(Exception):
+    """The module needs no change (the message says why); ``report`` may still list sites."""
 
-    old: str
-    aliases: frozenset[str] = frozenset()  # `import ... to_edge_..._qnn as <alias>` names
-    found_aliases: set[str] = field(default_factory=set)
+
+@dataclass
+class _Mentions:
+    """Every mention of the old name (or of an alias of it) in a module, in document order."""
+
     mentions: list[cst.Name | cst.Attribute] = field(default_factory=list)
     strings: list[cst.CSTNode] = field(default_factory=list)
-    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
-    _stack: list[cst.CSTNode] = field(default_factory=list)
-    definition: cst.FunctionDef | None = None
+    aliases: set[str] = field(default_factory=set)  # `import ... to_edge_..._qnn as <alias>`
+    definition: cst.FunctionDef | None = None  # a module-level `def to_edge_..._qnn`
     exported: set[str] = field(default_factory=set)  # the strings of a module-level __all__
-    depth: int = 0  # function/class nesting; 0 is module level
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-        super().on_leave(original_node)
-
-    def _export(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if (
-            self.depth == 0
-            and isinstance(target, cst.Name)
-            and target.value == "__all__"
-            and isinstance(value, cst.List | cst.Tuple)
-        ):
-            for element in value.elements:
-                if isinstance(element.value, cst.SimpleString):
-                    text = element.value.evaluated_value
-                    if isinstance(text, str):
-                        self.exported.add(text)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._export(target.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._export(node.target, node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth == 0 and node.name.value == self.old:
-            self.definition = node
-        self.depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.depth -= 1
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.old or node.value in self.aliases:
-            self.mentions.append(node)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.evaluated_name == self.old and node.evaluated_alias is not None:
-            self.found_aliases.add(node.evaluated_alias)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == self.old:
-            self.mentions.append(node)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if self.old in node.value:
-            self.strings.append(node)
-
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        if self.old in node.value:
-            self.strings.append(node)
 
 
-class _NameCollector(cst.CSTVisitor):
-    """Every identifier a subtree uses or binds (for fresh names); attributes optionally."""
+def _find(index: TreeIndex, old: str, aliases: frozenset[str] = frozenset()) -> _Mentions:
+    """One pass over the index: what a visitor with these visit_* methods would collect.
 
-    def __init__(self, attributes: bool) -> None:
-        self.names: set[str] = set()
-        self.attributes = attributes
+    ``aliases``: names that count as mentions too (found by a first pass: uses of an alias
+    may come before its import in the file).
+    """
+    found = _Mentions()
+    definitions: list[int] = []  # where the enclosing function and class definitions end
+    for i, node in enumerate(index.nodes):
+        while definitions and i >= definitions[-1]:
+            definitions.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            assert isinstance(node, cst.Name)
+            if node.value == old or node.value in aliases:
+                found.mentions.append(node)
+        elif kind is cst.Attribute:
+            assert isinstance(node, cst.Attribute)
+            if node.attr.value == old:
+                found.mentions.append(node)
+        elif kind is cst.SimpleString or kind is cst.FormattedStringText:
+            assert isinstance(node, cst.SimpleString | cst.FormattedStringText)
+            if old in node.value:
+                found.strings.append(node)
+        elif kind is cst.ImportAlias:
+            assert isinstance(node, cst.ImportAlias)
+            if node.evaluated_name == old and node.evaluated_alias is not None:
+                found.aliases.add(node.evaluated_alias)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            if kind is cst.FunctionDef and not definitions:
+                assert isinstance(node, cst.FunctionDef)
+                if node.name.value == old:
+                    found.definition = node
+            definitions.append(index.end(node))
+        elif kind is cst.Assign and not definitions:
+            assert isinstance(node, cst.Assign)
+            for target in node.targets:
+                _export(target.target, node.value, found.exported)
+        elif kind is cst.AugAssign and not definitions:
+            assert isinstance(node, cst.AugAssign)
+            _export(node.target, node.value, found.exported)
+    return found
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
 
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if not self.attributes:
-            node.value.visit(self)
-            return False
-        return True
+def _export(
+    target: cst.BaseExpression, value: cst.BaseExpression | None, exported: set[str]
+) -> None:
+    """The strings of ``__all__ = [...]`` (or ``+=``) at module level."""
+    if (
+        isinstance(target, cst.Name)
+        and target.value == "__all__"
+        and isinstance(value, cst.List | cst.Tuple)
+    ):
+        for element in value.elements:
+            if isinstance(element.value, cst.SimpleString):
+                text = element.value.evaluated_value
+                if isinstance(text, str):
+                    exported.add(text)
 
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # a keyword is not a variable
-        return False
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            self.names.add(_bound_name(alias))
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                self.names.add(_bound_name(alias))
-        return False
+def _names_used(index: TreeIndex, scope: cst.CSTNode) -> set[str]:
+    """Every identifier a subtree uses or binds (for fresh names), attributes and keywords
+    excepted: the names a visitor of its Name nodes would see, skipping ``Attribute.attr``
+    and ``Arg.keyword``, with the names an import binds instead of its dotted parts."""
+    names: set[str] = set()
+    nodes = index.subtree(scope)
+    offset = index.end(scope) - len(nodes)
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        kind = type(node)
+        if kind is cst.Name:
+            assert isinstance(node, cst.Name)
+            parent = index.parent(node)
+            if not (
+                (isinstance(parent, cst.Attribute) and parent.attr is node)
+                or (isinstance(parent, cst.Arg) and parent.keyword is node)
+            ):
+                names.add(node.value)
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            assert isinstance(node, cst.Import | cst.ImportFrom)
+            if not isinstance(node.names, cst.ImportStar):
+                names.update(_bound_name(alias) for alias in node.names)
+            i = index.end(node) - offset
+            continue
+        i += 1
+    return names
 
 
 def _bound_name(alias: cst.ImportAlias) -> str:
@@ -204,36 +199,19 @@ class _Where:
     context: str  # expression form: what the call is part of, in words
 
 
-class RewriteLowerToQnn(CodemodCommand):
+class LowerToQnn:
     """Rewrite to_edge_transform_and_lower_to_qnn calls to executorch's to_edge_transform_and_lower."""
-
-    DESCRIPTION = (
-        "Rewrite calls of executorch's to_edge_transform_and_lower_to_qnn to "
-        "to_edge_transform_and_lower with the QNN passes, partitioner and context explicit."
-    )
-    # Qualified names are asked of the scopes for the few nodes that need them, and parents
-    # are recorded by the rule's own pass: both providers would walk every node of the file.
-    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
-
-    @staticmethod
-    def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        """``--target`` for ``python -m libcst.tool codemod``."""
-        arg_parser.add_argument(
-            "--target",
-            choices=sorted(TARGETS),
-            default=DEFAULT_TARGET,
-            help="qnn-passes: use the qnn_passes helpers (default); executorch: ExecuTorch only",
-        )
 
     def __init__(
         self,
-        context: CodemodContext,
         target: str = DEFAULT_TARGET,
-        mention_checked: bool = False,
+        *,
+        filename: str | None = None,
         module_words: frozenset[str] | None = None,
         source: str | None = None,
     ) -> None:
-        """``mention_checked``: the caller already knows the file mentions the old name.
+        """``filename``: the module's path, if it has one (ExecuTorch's re-exporting module
+        keeps its import).
 
         ``module_words``: every identifier-like word of the whole file, when the tree given
         is an excerpt of it (see ``codemods/excerpt.py``); names the rewrite introduces at
@@ -241,56 +219,45 @@ class RewriteLowerToQnn(CodemodCommand):
         ``source``: the exact text the tree was parsed from, if the caller has it (saves
         printing the tree again).
         """
-        super().__init__(context)
         if target not in TARGETS:
             raise ValueError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
         self.target = TARGETS[target]()
         self.catalog: Catalog = catalog()
         self.deprecation: Deprecation = lower_to_qnn()
-        self.mention_checked = mention_checked
+        self.filename = filename
         self.module_words = module_words
         self.source = source
         self.report = findings.Report()
         self.class_level_sites = False  # a rewritten call sits directly in a class body
         self.removed_names: set[str] = set()  # names whose import the rewrite removed
+        self.import_names: set[str] = set()  # names new imports bind unless taken
 
-    # -- entry points ---------------------------------------------------------------------
-    def transform_module(self, tree: cst.Module) -> cst.Module:
-        """Skip files that never mention the name before paying for any metadata."""
+    # -- entry point ----------------------------------------------------------------------
+    def transform(self, tree: cst.Module) -> cst.Module:
+        """Find the sites, plan each one, plan the imports, then apply it all in one pass.
+
+        Raises :class:`NothingToRewrite` when the module needs no change. ``tree`` itself is
+        never changed (a new tree is built), so it is neither copied nor printed again.
+        """
         self.report = findings.Report()
         self.class_level_sites = False
         self.removed_names = set()
-        if not self.mention_checked and self.deprecation.name not in (self.source or tree.code):
-            raise SkipFile(f"{self.deprecation.name} is not mentioned")
-        # As Codemod.transform_module, but without copying the tree first: the rule never
-        # changes the tree it reads (it builds a new one), so the copy only costs time.
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        outer = self.context
-        with self.resolve(wrapper):
-            self.context = replace(outer, wrapper=wrapper)
-            try:
-                return self.transform_module_impl(wrapper.module)
-            finally:
-                self.context = outer
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        """Find the sites, plan each one, plan the imports, then apply it all in one pass."""
-        finder = _Finder(self.deprecation.name)
-        tree.visit(finder)
-        if finder.found_aliases:
+        self.import_names = set()
+        self.module = tree
+        self._index = TreeIndex(tree)
+        self._scopes: Mapping[cst.CSTNode, Scope | None] | None = None  # when first needed
+        found = _find(self._index, self.deprecation.name)
+        if found.aliases:
             # `from ... import to_edge_transform_and_lower_to_qnn as lower`: uses of `lower`
             # may come before the import in the file, so look again knowing the aliases.
-            finder = _Finder(self.deprecation.name, frozenset(finder.found_aliases))
-            tree.visit(finder)
-        self._parents = finder.parents
-        if finder.definition is not None:
-            self.report.leave(self._line(finder.definition), findings.DEFINING_MODULE)
-            self._warn_unfixable()
-            raise SkipFile("defines the deprecated function")
-        for string in finder.strings:
+            found = _find(self._index, self.deprecation.name, frozenset(found.aliases))
+        if found.definition is not None:
+            self.report.leave(self._line(found.definition), findings.DEFINING_MODULE)
+            raise NothingToRewrite("defines the deprecated function")
+        for string in found.strings:
             self._report_string(string)
 
-        calls = [c for c in (self._classify(m) for m in finder.mentions) if c is not None]
+        calls = [c for c in (self._classify(m) for m in found.mentions) if c is not None]
         calls = self._drop_nested(calls)
         per_statement: dict[cst.CSTNode, int] = {}
         wheres: dict[cst.Call, _Where] = {}
@@ -301,7 +268,7 @@ class RewriteLowerToQnn(CodemodCommand):
                 continue
             wheres[call] = where
             per_statement[where.small] = per_statement.get(where.small, 0) + 1
-        self._state = _FileState(self, tree, [self._scopes(call) for call in wheres])
+        self._state = _FileState(self, tree, [self._scopes_around(call) for call in wheres])
         plan = RewritePlan()
         for call, bound in calls:
             if call not in wheres:
@@ -318,10 +285,10 @@ class RewriteLowerToQnn(CodemodCommand):
                 )
             self._plan_site(call, bound, where, plan)
 
-        self._warn_unfixable()
+        self.report.unfixable.sort()
         if plan.is_empty():
-            raise SkipFile("nothing to rewrite")
-        self._plan_imports(plan, finder.exported)
+            raise NothingToRewrite("nothing to rewrite")
+        self._plan_imports(plan, found.exported)
         paths: set[cst.CSTNode] = set()
         for target in plan.targets():
             walk: cst.CSTNode | None = self._parent(target)
@@ -330,21 +297,23 @@ class RewriteLowerToQnn(CodemodCommand):
                 walk = self._parent(walk)
         return tree.visit(ApplyPlan(plan, self.module, paths))
 
-    def _warn_unfixable(self) -> None:
-        """Sort the report and show it to libcst.tool users as warnings too."""
-        self.report.unfixable.sort()
-        for item in self.report.unfixable:
-            self.warn(f"line {item.line}: {item.reason}")
+    def scope_metadata(self, node: cst.CSTNode) -> Scope | None:
+        """libcst's ``ScopeProvider`` value for ``node``, resolved for the module on first use
+        (a module that only defines the function never needs it)."""
+        if self._scopes is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._scopes = wrapper.resolve(ScopeProvider)
+        return self._scopes.get(node)
 
     # -- classification -------------------------------------------------------------------
     def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self._index.line(node)
 
     def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)
+        return self._index.parent(node)
 
     def _scope(self, node: cst.CSTNode) -> Scope | None:
-        scope = self.get_metadata(ScopeProvider, node, None)
+        scope = self.scope_metadata(node)
         return scope if isinstance(scope, Scope) else None
 
     def _qualified(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -439,7 +408,7 @@ class RewriteLowerToQnn(CodemodCommand):
             base = base.value  # type: ignore[assignment]
         if not isinstance(base, cst.Name):
             return "another value"
-        scope = self.get_metadata(ScopeProvider, base, None)
+        scope = self.scope_metadata(base)
         if scope is None:
             return "another value"
         for assignment in scope[base.value]:
@@ -570,7 +539,7 @@ class RewriteLowerToQnn(CodemodCommand):
         block_ws = statement_ws
         if where.statement_form and isinstance(self._parent(where.small), cst.SimpleStatementSuite):
             block_ws += self.module.default_indent  # the one-line block becomes a real one
-        position = self.get_metadata(PositionProvider, call).start
+        position = self._index.position(call)
         call_ws = state.indent_of(position.line)
         split = where.statement_form and not where.direct
         names = state.names(where.scope)
@@ -587,7 +556,7 @@ class RewriteLowerToQnn(CodemodCommand):
 
         sources = {}
         for param, arg in bound.args.items():
-            start = self.get_metadata(PositionProvider, arg.value).start.line
+            start = self._line(arg.value)
             sources[param] = Source(arg.value, _relative(state.indent_of(start), statement_ws))
         site = Site(
             bound=bound,
@@ -634,7 +603,7 @@ class RewriteLowerToQnn(CodemodCommand):
             base = base.value
         if not isinstance(base, cst.Name):
             return None
-        scope = self.get_metadata(ScopeProvider, base, None)
+        scope = self.scope_metadata(base)
         if scope is None:
             return None
         for assignment in scope[base.value]:
@@ -653,7 +622,7 @@ class RewriteLowerToQnn(CodemodCommand):
                 return statement
         return None
 
-    def _scopes(self, call: cst.Call) -> list[cst.CSTNode]:
+    def _scopes_around(self, call: cst.Call) -> list[cst.CSTNode]:
         """The function, lambda and class nodes around a call, innermost first."""
         found: list[cst.CSTNode] = []
         walk = self._parent(call)
@@ -755,7 +724,7 @@ class RewriteLowerToQnn(CodemodCommand):
         ExecuTorch's ``export_utils`` re-exports it: its import of the name must stay even when
         the module's own calls are rewritten, or ``from ...export_utils import ...`` breaks.
         """
-        filename = "/" + (self.context.filename or "").replace("\\", "/")
+        filename = "/" + (self.filename or "").replace("\\", "/")
         return any(
             filename.endswith("/" + q.rsplit(".", 1)[0].replace(".", "/") + ".py")
             for q in self.deprecation.qualified_names
@@ -779,7 +748,7 @@ class RewriteLowerToQnn(CodemodCommand):
                 base = base.value
             if not isinstance(base, cst.Name):
                 continue
-            scope = self.get_metadata(ScopeProvider, base, None)
+            scope = self.scope_metadata(base)
             if scope is None:
                 continue
             for assignment in scope[base.value]:
@@ -788,7 +757,7 @@ class RewriteLowerToQnn(CodemodCommand):
                     node.names, cst.ImportStar
                 ):
                     continue
-                home = self.get_metadata(ScopeProvider, node, None)
+                home = self.scope_metadata(node)
                 if home is None:
                     continue
                 for alias in node.names:
@@ -911,7 +880,7 @@ class _FileState:
     """Per-file memory shared by the sites: fresh names per scope, import names, layout."""
 
     def __init__(
-        self, command: RewriteLowerToQnn, tree: cst.Module, site_scopes: list[list[cst.CSTNode]]
+        self, command: LowerToQnn, tree: cst.Module, site_scopes: list[list[cst.CSTNode]]
     ) -> None:
         self.command = command
         self.tree = tree
@@ -958,9 +927,7 @@ class _FileState:
             if isinstance(scope, cst.Module | cst.ClassDef):
                 taken = set(self.words())
             else:
-                collector = _NameCollector(attributes=False)
-                scope.visit(collector)
-                taken = collector.names
+                taken = _names_used(self.command._index, scope)
             self._scope_names[scope] = taken
         return NameAllocator(self._scope_names[scope] | set(self._import_names.values()))
 
@@ -974,7 +941,7 @@ class _FileState:
             inner = node.body
         else:
             inner = node
-        scope = self.command.get_metadata(ScopeProvider, inner, None)
+        scope = self.command.scope_metadata(inner)
         if not isinstance(scope, Scope) or name not in scope.assignments:
             return []
         return [a for a in scope.assignments[name] if isinstance(a, Assignment)]
@@ -988,6 +955,7 @@ class _FileState:
         key = (module, obj)
         if key not in self._import_names:
             base = obj or module.split(".")[0]
+            self.command.import_names.add(base)
             clash = any(self._bound(base, scope) for scope in self.site_scopes)
             module_bindings = self._bound(base, self.tree)
             clash = clash or any(not _imports(a.node, module, obj, base) for a in module_bindings)
@@ -1023,3 +991,12 @@ def _imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
             for a in node.names
         )
     return False
+
+
+def __getattr__(name: str) -> object:
+    """``RewriteLowerToQnn``, the libcst ``CodemodCommand``, imported on first use."""
+    if name == "RewriteLowerToQnn":
+        from codemods.rules.lower_to_qnn_command import RewriteLowerToQnn
+
+        return RewriteLowerToQnn
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

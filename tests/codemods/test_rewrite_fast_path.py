@@ -1,0 +1,198 @@
+"""The rewrite's shortcuts give what the slow, plain ways give.
+
+* ``TreeIndex`` (one code generation pass) against libcst's ``PositionProvider`` and a
+  recording visitor: same nodes, parents, positions and order;
+* the rule's name collection over the index against a libcst visitor doing the same;
+* ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+from rewrite_goldens import cases, read
+
+from codemods.rules.lower_to_qnn import _bound_name, _names_used
+from codemods.tree_index import TreeIndex
+
+ROOT = Path(__file__).resolve().parents[2]
+# Every kind of statement and expression libcst has, new syntax included.
+SYNTAX_ZOO = '''"""doc"""
+from __future__ import annotations
+import a.b as c, d
+from .e import (f as g, h)
+from . import *
+@dec(1)
+@other
+async def fn[T: int, *Ts, **P](x: int = 1, /, y=2, *args: T, z, w=3, **kw) -> "R":
+    global q
+    async with a as (b, c), d:
+        async for i, j in k:
+            yield i
+            await j
+            yield from j
+    try:
+        pass
+    except* ValueError as e:
+        raise X from e
+    else:
+        pass
+    finally:
+        del a, b[1], c.d
+    match command.split():
+        case [Point(x=0, y=0) as p, *rest] if p and rest:
+            pass
+        case {"k": v, **others}:
+            pass
+        case 1 | 2 | None:
+            pass
+        case _:
+            pass
+    return lambda a, *b, c=1, **d: (a if b else c, [x for x in y if x], {k: v for k, v in z})
+type Alias[K] = dict[K, int]
+class C[T](Base, metaclass=M):
+    x: int = 1
+    y += 2
+    def m(self): return f"{self.x!r:>{width}} {y=}" + f"""{
+        z}"""
+while (n := next(it)) is not None:  # comment
+    print(*a, **b, sep="")
+else:
+    assert x, "m"
+for x in y: pass
+else: pass
+if a: b
+elif c: d
+else: e
+with open(x) as f: pass
+try:
+    pass
+except (A, B) as e:
+    pass
+x = a[1:2:3, ..., ::2]; y = not -a ** ~b @ c // d
+print(a < b <= c != d is not e in f not in g, \\
+    (yield), *[1])
+'''
+_WHITESPACE = (
+    cst.SimpleWhitespace,
+    cst.ParenthesizedWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+)
+
+
+def _sources() -> list[tuple[str, str]]:
+    sources = [("syntax-zoo", SYNTAX_ZOO), ("syntax-zoo-crlf", SYNTAX_ZOO.replace("\n", "\r\n"))]
+    sources += [(case.name, read(case.source)) for case in cases()]
+    sources += [(case.name + ".out", read(case.expected)) for case in cases()]
+    sources += [(str(p.relative_to(ROOT)), read(p)) for p in sorted(ROOT.glob("examples/**/*.py"))]
+    return sources
+
+
+SOURCES = _sources()
+
+
+class _Recorder(cst.CSTVisitor):
+    """What libcst's own traversal sees: every node in visit order, with its parent."""
+
+    def __init__(self) -> None:
+        self.order: list[cst.CSTNode] = []
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        self.order.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+class _NameCollector(cst.CSTVisitor):
+    """The reference for ``_names_used``: the rule's former visitor."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self.names.update(_bound_name(alias) for alias in node.names)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            self.names.update(_bound_name(alias) for alias in node.names)
+        return False
+
+
+@pytest.mark.parametrize(("name", "code"), SOURCES, ids=[name for name, _ in SOURCES])
+def test_tree_index_agrees_with_libcst(name: str, code: str) -> None:
+    module = cst.parse_module(code)
+    index = TreeIndex(module)
+    recorder = _Recorder()
+    module.visit(recorder)
+    # The same nodes, each with the same parent.
+    assert len(index.nodes) == len(recorder.order)
+    assert {id(n) for n in index.nodes} == {id(n) for n in recorder.order}
+    assert index.parent(module) is None
+    assert all(index.parent(node) is parent for node, parent in recorder.parents.items())
+    # The same order, but for the whitespace that AsName and Del generate before the name.
+    ours = [n for n in index.nodes if not isinstance(n, _WHITESPACE)]
+    theirs = [n for n in recorder.order if not isinstance(n, _WHITESPACE)]
+    assert all(a is b for a, b in zip(ours, theirs, strict=True))
+    # Subtrees are the descendants.
+    for node in index.nodes[:: max(1, len(index.nodes) // 200)]:
+        below = index.subtree(node)
+        assert below[0] is node
+        for child in below[1:]:
+            walk = index.parent(child)
+            while walk is not None and walk is not node:
+                walk = index.parent(walk)
+            assert walk is node
+    # Positions are PositionProvider's starts, for every node.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert len(positions) == len(index.nodes)
+    for node, where in positions.items():
+        assert index.position(node) == where.start, (type(node).__name__, where)
+
+
+@pytest.mark.parametrize(("name", "code"), SOURCES, ids=[name for name, _ in SOURCES])
+def test_names_used_agrees_with_a_visitor(name: str, code: str) -> None:
+    module = cst.parse_module(code)
+    index = TreeIndex(module)
+    scopes = [n for n in index.nodes if isinstance(n, cst.FunctionDef | cst.Lambda)]
+    for scope in [module, *scopes]:
+        reference = _NameCollector()
+        scope.visit(reference)
+        assert _names_used(index, scope) == reference.names
+
+
+def test_the_command_line_does_not_import_libcst_codemod() -> None:
+    probe = (
+        "import sys, codemods.cli, codemods.engine\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('libcst.codemod', 'libcst.matchers'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert out.strip() == "[]"
