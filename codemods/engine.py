@@ -47,19 +47,18 @@ def rewrite_code(
 ) -> FileResult:
     """Rewrite ``code`` (a whole module) and return the result; raises :class:`RewriteError`.
 
-    ``excerpts``: run the rule on an excerpt of a large file when that gives the same result
+    ``excerpts``: run the rule on an excerpt of the file when that gives the same result
     (see ``codemods/excerpt.py``); False always runs it on the whole file.
     """
     name = lower_to_qnn().name
     if name not in code:
         return FileResult(code, False, 0, ())
-    words = frozenset(WORD.findall(code))
     excerpt = cut(code, name) if excerpts else None
-    if excerpt is not None and not GLOBAL.search(excerpt.dropped):
-        result = _on_excerpt(code, excerpt, words, target, filename)
+    if excerpt is not None and not _has_global(excerpt.dropped):
+        result = _on_excerpt(code, excerpt, target, filename)
         if result is not None:
             return result
-    command, new_code = _run(code, words, target, filename)
+    command, new_code = _run(code, None, target, filename)
     if new_code is None:
         return FileResult(code, False, 0, tuple(command.report.unfixable))
     _check_output(code, new_code, new_code, filename)
@@ -68,33 +67,36 @@ def rewrite_code(
     )
 
 
-def _run(
-    code: str, words: frozenset[str], target: str, filename: str
-) -> tuple[LowerToQnn, str | None]:
-    """Run the rule on ``code``; the new code, or None when the rule skipped the file."""
+def _run(code: str, whole: str | None, target: str, filename: str) -> tuple[LowerToQnn, str | None]:
+    """Run the rule on ``code`` (an excerpt of ``whole``, if given); the new code, or None
+    when the rule skipped the file."""
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
         raise RewriteError(
             f"does not parse ({error.message}); fix the syntax error, then run again"
         ) from None
-    command = LowerToQnn(target, filename=filename, module_words=words, source=code)
+    command = LowerToQnn(target, filename=filename, module_text=whole, source=code)
     try:
         return command, command.transform(module).code
     except NothingToRewrite:
         return command, None
 
 
-def _on_excerpt(
-    code: str, excerpt: Excerpt, words: frozenset[str], target: str, filename: str
-) -> FileResult | None:
+def _has_global(text: str) -> bool:
+    return "global" in text and GLOBAL.search(text) is not None  # the substring test is faster
+
+
+def _on_excerpt(code: str, excerpt: Excerpt, target: str, filename: str) -> FileResult | None:
     """The result of running on the excerpt, or None when only the whole file will do."""
-    command, new_excerpt = _run(excerpt.text, words, target, filename)
+    command, new_excerpt = _run(excerpt.text, code, target, filename)
     if command.class_level_sites:
         return None  # class-level names of dropped methods would matter
     dropped_words = set(WORD.findall(excerpt.dropped))
     if command.removed_names & dropped_words:
         return None  # the dropped code may still use an import the rule removed
+    if command.import_names & excerpt.dropped_methods:
+        return None  # a dropped method binds a name a new import would take, in its class
     unfixable = tuple(
         sorted(Unfixable(excerpt.original_line(u.line), u.reason) for u in command.report.unfixable)
     )

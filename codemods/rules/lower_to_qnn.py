@@ -207,15 +207,15 @@ class LowerToQnn:
         target: str = DEFAULT_TARGET,
         *,
         filename: str | None = None,
-        module_words: frozenset[str] | None = None,
+        module_text: str | None = None,
         source: str | None = None,
     ) -> None:
         """``filename``: the module's path, if it has one (ExecuTorch's re-exporting module
         keeps its import).
 
-        ``module_words``: every identifier-like word of the whole file, when the tree given
-        is an excerpt of it (see ``codemods/excerpt.py``); names the rewrite introduces at
-        module or class level avoid all of them.
+        ``module_text``: the whole file, when the tree given is an excerpt of it (see
+        ``codemods/excerpt.py``); names the rewrite introduces at module or class level avoid
+        every identifier-like word in it.
         ``source``: the exact text the tree was parsed from, if the caller has it (saves
         printing the tree again).
         """
@@ -225,7 +225,7 @@ class LowerToQnn:
         self.catalog: Catalog = catalog()
         self.deprecation: Deprecation = lower_to_qnn()
         self.filename = filename
-        self.module_words = module_words
+        self.module_text = module_text
         self.source = source
         self.report = findings.Report()
         self.class_level_sites = False  # a rewritten call sits directly in a class body
@@ -893,7 +893,7 @@ class _FileState:
         )
         self.site_scopes = {scope for scopes in site_scopes for scope in scopes}
         self._lines: list[str] | None = None
-        self._words: frozenset[str] | None = command.module_words
+        self._words: frozenset[str] | None = None
         self._scope_names: dict[cst.CSTNode, set[str]] = {}
         self._import_names: dict[tuple[str, str], str] = {}
         self.imports: dict[ImportItem, set[cst.SimpleStatementLine | None]] = {}
@@ -912,7 +912,8 @@ class _FileState:
     def words(self) -> frozenset[str]:
         """Every identifier-like word in the file: names at module or class level avoid them."""
         if self._words is None:
-            self._words = frozenset(_WORD.findall(self.command.source or self.tree.code))
+            text = self.command.module_text or self.command.source or self.tree.code
+            self._words = frozenset(_WORD.findall(text))
         return self._words
 
     def names(self, scope: cst.CSTNode) -> NameAllocator:

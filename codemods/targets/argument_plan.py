@@ -37,8 +37,10 @@ def _repeatable(node: cst.BaseExpression) -> bool:
     """Fine to write more than once: a name or literal, or a short one-line immutable value."""
     if is_reference(node):
         return True
+    if not is_duplicable(node):
+        return False  # checked first: printing a large argument costs more
     code = cst.Module(body=[]).code_for_node(node)
-    return is_duplicable(node) and len(code) <= 30 and "\n" not in code
+    return len(code) <= 30 and "\n" not in code
 
 
 def plan_arguments(

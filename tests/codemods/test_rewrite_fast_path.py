@@ -1,5 +1,9 @@
 """The rewrite's shortcuts give what the slow, plain ways give.
 
+* excerpts (``codemods/excerpt.py``) against the whole file, on every golden fixture (as is,
+  and with code the excerpt drops), every example, and the installed ExecuTorch's files that
+  mention the name: the same output, sites and report, so ``--check`` answers what a real
+  run would do;
 * ``TreeIndex`` (one code generation pass) against libcst's ``PositionProvider`` and a
   recording visitor: same nodes, parents, positions and order;
 * the rule's name collection over the index against a libcst visitor doing the same;
@@ -8,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -17,10 +22,19 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 from rewrite_goldens import cases, read
 
+from codemods import excerpt
+from codemods.engine import RewriteError, rewrite_code
 from codemods.rules.lower_to_qnn import _bound_name, _names_used
 from codemods.tree_index import TreeIndex
 
 ROOT = Path(__file__).resolve().parents[2]
+OLD = "to_edge_transform_and_lower_to_qnn"
+# Code an excerpt drops: a module-level function body, a class's methods.
+PADDING = (
+    "\n\ndef _padding(value):\n    total = value * 2\n    return total\n\n\n"
+    "class _Padding:\n"
+    + "".join(f"    def method_{i}(self, x):\n        return x + {i}\n\n" for i in range(20))
+)
 # Every kind of statement and expression libcst has, new syntax included.
 SYNTAX_ZOO = '''"""doc"""
 from __future__ import annotations
@@ -86,6 +100,119 @@ _WHITESPACE = (
     cst.Newline,
     cst.Comment,
 )
+
+
+def _executorch_files() -> list[Path]:
+    """The installed ExecuTorch's files that mention the name (found without importing it)
+    and run on an excerpt, up to 700 lines: the whole-file run of the larger ones takes
+    seconds (the benchmark compares those, against libcst.tool)."""
+    spec = importlib.util.find_spec("executorch")
+    assert spec is not None and spec.submodule_search_locations, "executorch is not installed"
+    root = Path(next(iter(spec.submodule_search_locations)))
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        data = path.read_bytes()
+        small = OLD.encode() in data and data.count(b"\n") <= 700
+        if small and excerpt.cut(read(path), OLD) is not None:
+            found.append(path)
+    return found
+
+
+def _outcome(code: str, target: str, filename: str, excerpts: bool) -> tuple[object, ...]:
+    try:
+        result = rewrite_code(code, target=target, filename=filename, excerpts=excerpts)
+    except RewriteError as error:
+        return ("error", str(error))
+    return (result.code, result.changed, result.sites_rewritten, result.unfixable)
+
+
+def _cuts_something(code: str) -> bool:
+    """True if the excerpt of ``code``, however short, leaves something out."""
+    saved = excerpt.MIN_LINES, excerpt.WORTHWHILE
+    excerpt.MIN_LINES, excerpt.WORTHWHILE = 0, 1.0
+    try:
+        cut = excerpt.cut(code, OLD)
+    finally:
+        excerpt.MIN_LINES, excerpt.WORTHWHILE = saved
+    return cut is not None and cut.text != code
+
+
+def _excerpt_cases() -> list[tuple[str, str, str]]:
+    found = []
+    for case in cases():
+        code = read(case.source)
+        if _cuts_something(code):  # otherwise the excerpt is the file: nothing to compare
+            found.append((case.name, case.target, code))
+        found.append((case.name + "+padding", case.target, code + PADDING))
+    for path in sorted(ROOT.glob("examples/**/*.py")):
+        for target in ("qnn-passes", "executorch"):
+            found.append((f"{target}/{path.relative_to(ROOT)}", target, read(path)))
+    return found
+
+
+EXCERPT_CASES = _excerpt_cases()
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "code"), EXCERPT_CASES, ids=[name for name, _, _ in EXCERPT_CASES]
+)
+def test_excerpts_give_the_whole_file_result(
+    name: str, target: str, code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cut every file, however short, and run on the excerpt however little it saves.
+    monkeypatch.setattr(excerpt, "MIN_LINES", 0)
+    monkeypatch.setattr(excerpt, "WORTHWHILE", 1.0)
+    whole = _outcome(code, target, name, excerpts=False)
+    assert _outcome(code, target, name, excerpts=True) == whole
+
+
+def test_the_excerpt_cases_cut_code_and_use_the_excerpt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above is not vacuous: most padded fixtures run on a real excerpt."""
+    monkeypatch.setattr(excerpt, "MIN_LINES", 0)
+    monkeypatch.setattr(excerpt, "WORTHWHILE", 1.0)
+    padded = [(n, t, c) for n, t, c in EXCERPT_CASES if n.endswith("+padding") and OLD in c]
+    used = 0
+    for name, target, code in padded:
+        cut = excerpt.cut(code, OLD)
+        assert cut is not None and "method_7" not in cut.text, name
+        try:
+            used += rewrite_code(code, target=target, filename=name).excerpt
+        except RewriteError:
+            continue
+    assert used >= len(padded) * 3 // 4
+
+
+@pytest.mark.parametrize("path", _executorch_files(), ids=lambda p: p.name)
+def test_excerpts_give_the_whole_file_result_on_executorch(path: Path) -> None:
+    code = read(path)
+    filename = str(path)  # ExecuTorch's own re-exporting module is recognised by its path
+    whole = _outcome(code, "qnn-passes", filename, excerpts=False)
+    assert _outcome(code, "qnn-passes", filename, excerpts=True) == whole
+
+
+def test_an_alias_used_only_in_a_method_that_is_otherwise_dropped() -> None:
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(250))
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD} as lower\n\n\n"
+        "class T:\n    def a(self, m, i, s):\n        return lower(m, i, s)\n\n" + methods
+    )
+    fast, whole = rewrite_code(code), rewrite_code(code, excerpts=False)
+    assert fast.excerpt and fast.sites_rewritten == 1
+    assert (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
+
+
+def test_a_dropped_method_named_like_a_new_import() -> None:
+    # Its class binds the name, so the whole-file run imports under another name.
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(250))
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n\n"
+        f"class T:\n    def a(self, m, i, s):\n        return {OLD}(m, i, s)\n\n"
+        + methods
+        + "    def to_edge_transform_and_lower(self):\n        pass\n"
+    )
+    fast, whole = rewrite_code(code), rewrite_code(code, excerpts=False)
+    assert "import to_edge_transform_and_lower as to_edge_transform_and_lower_1" in whole.code
+    assert (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
 
 
 def _sources() -> list[tuple[str, str]]:
