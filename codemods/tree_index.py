@@ -19,6 +19,7 @@ and order with libcst's own on real files.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import TracebackType
 
 import libcst as cst
@@ -37,7 +38,7 @@ class TreeIndex:
         module._codegen(state)
         self.module = module
         self.nodes: list[cst.CSTNode] = state.nodes  # document order, parents before children
-        self._parents = state.parents
+        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = state.parents  # all but the module's
         self._spans = state.spans  # node -> (its index in nodes, the index after its subtree)
         self._starts = state.starts  # node -> number of tokens before its syntax starts
         self._tokens = state.tokens
@@ -45,7 +46,7 @@ class TreeIndex:
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The node whose child ``node`` is; None for the module."""
-        return self._parents.get(node)
+        return self.parents.get(node)
 
     def subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """``node`` and every node below it, in document order."""

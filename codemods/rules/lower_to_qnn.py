@@ -45,14 +45,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.helpers
-from libcst.metadata import (
-    Assignment,
-    MetadataWrapper,
-    QualifiedName,
-    QualifiedNameSource,
-    Scope,
-    ScopeProvider,
-)
+from libcst.metadata import Assignment, QualifiedName, QualifiedNameSource, Scope
 
 from codemods import findings
 from codemods.call_binding import BindError, BoundCall, bind_call
@@ -61,6 +54,7 @@ from codemods.expressions import evaluated_before, is_side_effect_free
 from codemods.knowledge import Knowledge
 from codemods.layout import Printer, Source
 from codemods.rewrite_plan import ApplyPlan, ImportItem, RewritePlan
+from codemods.scopes import resolve_scopes
 from codemods.targets.executorch import ExecutorchTarget
 from codemods.targets.qnn_passes import QnnPassesTarget
 from codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
@@ -301,8 +295,7 @@ class LowerToQnn:
         """libcst's ``ScopeProvider`` value for ``node``, resolved for the module on first use
         (a module that only defines the function never needs it)."""
         if self._scopes is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._scopes = wrapper.resolve(ScopeProvider)
+            self._scopes = resolve_scopes(self._index)
         return self._scopes.get(node)
 
     # -- classification -------------------------------------------------------------------

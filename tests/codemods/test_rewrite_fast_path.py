@@ -6,6 +6,8 @@
   run would do;
 * ``TreeIndex`` (one code generation pass) against libcst's ``PositionProvider`` and a
   recording visitor: same nodes, parents, positions and order;
+* the expression contexts computed from the index against libcst's
+  ``ExpressionContextProvider``, and the scopes resolved with them against libcst's own;
 * the rule's name collection over the index against a libcst visitor doing the same;
 * ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers).
 """
@@ -15,16 +17,24 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import (
+    ExpressionContextProvider,
+    MetadataWrapper,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
 from rewrite_goldens import cases, read
 
 from codemods import excerpt
 from codemods.engine import RewriteError, rewrite_code
 from codemods.rules.lower_to_qnn import _bound_name, _names_used
+from codemods.scopes import expression_contexts, resolve_scopes
 from codemods.tree_index import TreeIndex
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -301,6 +311,37 @@ def test_tree_index_agrees_with_libcst(name: str, code: str) -> None:
     assert len(positions) == len(index.nodes)
     for node, where in positions.items():
         assert index.position(node) == where.start, (type(node).__name__, where)
+
+
+@pytest.mark.parametrize(("name", "code"), SOURCES, ids=[name for name, _ in SOURCES])
+def test_expression_contexts_agree_with_libcst(name: str, code: str) -> None:
+    module = cst.parse_module(code)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
+    assert expression_contexts(TreeIndex(module)) == dict(theirs)
+
+
+def test_scopes_resolved_with_them_are_libcsts() -> None:
+    module = cst.parse_module(SYNTAX_ZOO)
+    index = TreeIndex(module)
+    ours = resolve_scopes(index)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    # Both also hold the nodes parsed out of string annotations (`-> "R"`), new each time.
+    in_module = {id(node) for node in index.nodes}
+    assert {id(n) for n in ours if id(n) in in_module} == {
+        id(n) for n in theirs if id(n) in in_module
+    }
+
+    def described(scopes: Mapping[cst.CSTNode, Scope | None], node: cst.CSTNode) -> object:
+        scope = scopes[node]
+        if scope is None:
+            return None
+        names = sorted(q.name for q in scope.get_qualified_names_for(node))
+        assigned = sorted((a.name, type(a).__name__) for a in scope.assignments)
+        return type(scope).__name__, names, assigned
+
+    for node in index.nodes:
+        if isinstance(node, cst.Name | cst.Attribute) and node in theirs:
+            assert described(ours, node) == described(theirs, node)
 
 
 @pytest.mark.parametrize(("name", "code"), SOURCES, ids=[name for name, _ in SOURCES])
