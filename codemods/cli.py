@@ -253,7 +253,8 @@ def process_file(path: str, target: str, mode: Mode) -> Outcome:
 def _scan(path: str) -> tuple[str, int | None, str | None]:
     """(path, size if it mentions the old name else None, read error); no decoding, no parsing."""
     try:
-        data, _ = read_file(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as error:
         return path, None, f"cannot be read ({error.strerror or error}); skipped"
     return path, (len(data) if _NEEDLE in data else None), None

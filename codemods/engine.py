@@ -92,8 +92,7 @@ def _on_excerpt(code: str, excerpt: Excerpt, target: str, filename: str) -> File
     command, new_excerpt = _run(excerpt.text, code, target, filename)
     if command.class_level_sites:
         return None  # class-level names of dropped methods would matter
-    dropped_words = set(WORD.findall(excerpt.dropped))
-    if command.removed_names & dropped_words:
+    if command.removed_names and command.removed_names & set(WORD.findall(excerpt.dropped)):
         return None  # the dropped code may still use an import the rule removed
     if command.import_names & excerpt.dropped_methods:
         return None  # a dropped method binds a name a new import would take, in its class
