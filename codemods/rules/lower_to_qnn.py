@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 import libcst.helpers
@@ -85,6 +86,21 @@ class _Mentions:
     exported: set[str] = field(default_factory=set)  # the strings of a module-level __all__
 
 
+_FOUND_KINDS = frozenset(
+    {
+        cst.Name,
+        cst.Attribute,
+        cst.SimpleString,
+        cst.FormattedStringText,
+        cst.ImportAlias,
+        cst.FunctionDef,
+        cst.ClassDef,
+        cst.Assign,
+        cst.AugAssign,
+    }
+)
+
+
 def _find(index: TreeIndex, old: str, aliases: frozenset[str] = frozenset()) -> _Mentions:
     """One pass over the index: what a visitor with these visit_* methods would collect.
 
@@ -94,38 +110,38 @@ def _find(index: TreeIndex, old: str, aliases: frozenset[str] = frozenset()) -> 
     found = _Mentions()
     definitions: list[int] = []  # where the enclosing function and class definitions end
     for i, node in enumerate(index.nodes):
-        while definitions and i >= definitions[-1]:
-            definitions.pop()
         kind = type(node)
+        if kind not in _FOUND_KINDS:
+            continue  # most nodes: whitespace, operators, other expressions
         if kind is cst.Name:
-            assert isinstance(node, cst.Name)
-            if node.value == old or node.value in aliases:
-                found.mentions.append(node)
+            value = cast(cst.Name, node).value
+            if value == old or value in aliases:
+                found.mentions.append(cast(cst.Name, node))
         elif kind is cst.Attribute:
-            assert isinstance(node, cst.Attribute)
-            if node.attr.value == old:
-                found.mentions.append(node)
+            if cast(cst.Attribute, node).attr.value == old:
+                found.mentions.append(cast(cst.Attribute, node))
         elif kind is cst.SimpleString or kind is cst.FormattedStringText:
-            assert isinstance(node, cst.SimpleString | cst.FormattedStringText)
-            if old in node.value:
+            if old in cast(cst.SimpleString | cst.FormattedStringText, node).value:
                 found.strings.append(node)
         elif kind is cst.ImportAlias:
-            assert isinstance(node, cst.ImportAlias)
-            if node.evaluated_name == old and node.evaluated_alias is not None:
-                found.aliases.add(node.evaluated_alias)
-        elif kind is cst.FunctionDef or kind is cst.ClassDef:
-            if kind is cst.FunctionDef and not definitions:
-                assert isinstance(node, cst.FunctionDef)
-                if node.name.value == old:
-                    found.definition = node
-            definitions.append(index.end(node))
-        elif kind is cst.Assign and not definitions:
-            assert isinstance(node, cst.Assign)
-            for target in node.targets:
-                _export(target.target, node.value, found.exported)
-        elif kind is cst.AugAssign and not definitions:
-            assert isinstance(node, cst.AugAssign)
-            _export(node.target, node.value, found.exported)
+            alias = cast(cst.ImportAlias, node)
+            if alias.evaluated_name == old and alias.evaluated_alias is not None:
+                found.aliases.add(alias.evaluated_alias)
+        else:
+            while definitions and i >= definitions[-1]:
+                definitions.pop()
+            if kind is cst.FunctionDef or kind is cst.ClassDef:
+                function = cast(cst.FunctionDef, node)
+                if kind is cst.FunctionDef and not definitions and function.name.value == old:
+                    found.definition = function
+                definitions.append(index.end(node))
+            elif kind is cst.Assign and not definitions:
+                assign = cast(cst.Assign, node)
+                for target in assign.targets:
+                    _export(target.target, assign.value, found.exported)
+            elif kind is cst.AugAssign and not definitions:
+                augmented = cast(cst.AugAssign, node)
+                _export(augmented.target, augmented.value, found.exported)
     return found
 
 
