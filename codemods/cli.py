@@ -62,9 +62,6 @@ PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 # thousands of times over them, a sixth of the run. Every 100,000 allocations still bounds
 # the memory that cyclic garbage can take.
 GC_THRESHOLD = 100_000
-# From this many files, the scan (read, search) runs in a child process while this one imports
-# the rewrite engine (libcst, a sixth of a second) for the workers to inherit.
-SCAN_IN_CHILD = 500
 # The cheap test done on every file before any decoding or parsing.
 _NEEDLE = lower_to_qnn().name.encode()
 
@@ -253,10 +250,7 @@ def process_file(path: str, target: str, mode: Mode) -> Outcome:
     return outcome
 
 
-Scanned = tuple[str, int | None, str | None]
-
-
-def _scan(path: str) -> Scanned:
+def _scan(path: str) -> tuple[str, int | None, str | None]:
     """(path, size if it mentions the old name else None, read error); no decoding, no parsing."""
     try:
         with open(path, "rb") as handle:
@@ -264,25 +258,6 @@ def _scan(path: str) -> Scanned:
     except OSError as error:
         return path, None, f"cannot be read ({error.strerror or error}); skipped"
     return path, (len(data) if _NEEDLE in data else None), None
-
-
-def _scan_all(files: Sequence[str]) -> list[Scanned]:
-    """:func:`_scan` of each file: those that mention the old name or cannot be read."""
-    return [found for found in map(_scan, files) if found[1] is not None or found[2] is not None]
-
-
-def _scan_importing_engine(files: Sequence[str], workers: int) -> list[Scanned]:
-    """Scan; and, if any file mentions the name, import the engine here (workers inherit it)."""
-    if workers > 1 and len(files) >= SCAN_IN_CHILD:
-        with ProcessPoolExecutor(max_workers=1) as scanner:  # forked before libcst is imported
-            scanning = scanner.submit(_scan_all, files)
-            import codemods.engine  # meanwhile
-
-            return scanning.result()
-    found = _scan_all(files)
-    if any(size is not None for _, size, _ in found):
-        import codemods.engine  # noqa: F401
-    return found
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -311,8 +286,8 @@ def run(
 ) -> list[Outcome]:
     """Scan every file, rewrite those that mention the old name; outcomes in input order.
 
-    The scan (read, search the bytes) is cheap and done first; the files that mention the
-    name go to worker processes, largest first, so the longest one does not start last.
+    The scan (read, search the bytes) is cheap and done here; the files that mention the name
+    go to worker processes, largest first, so the longest one does not start last.
     """
     outcomes: dict[str, Outcome | Future[Outcome]] = {}
     workers = jobs or os.cpu_count() or 1
@@ -324,17 +299,17 @@ def run(
     sizes: dict[str, int] = {}
     pool: ProcessPoolExecutor | None = None
     try:
-        for path, size, error in _scan_importing_engine(files, workers):
+        for path in files:
+            _, size, error = _scan(path)
             if size is None:
                 outcomes[path] = Outcome(path, error=error)
+                if bar is not None:
+                    bar.update(1)
             else:
                 sizes[path] = size
-        for path in files:
-            if path not in sizes and path not in outcomes:
-                outcomes[path] = Outcome(path)  # does not mention the name
-        if bar is not None:
-            bar.update(len(outcomes))
         matches = sorted(sizes, key=lambda p: -sizes[p])
+        if matches:
+            import codemods.engine  # noqa: F401 - imported once here, inherited by workers
         with _batch_gc():
             if workers > 1 and len(matches) > 1:
                 pool = ProcessPoolExecutor(

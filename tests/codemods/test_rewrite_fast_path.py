@@ -9,8 +9,7 @@
 * the expression contexts computed from the index against libcst's
   ``ExpressionContextProvider``, and the scopes resolved with them against libcst's own;
 * the rule's name collection over the index against a libcst visitor doing the same;
-* ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers);
-  the scan in a child process (while the engine is imported) finds what the plain scan finds.
+* ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from libcst.metadata import (
 )
 from rewrite_goldens import cases, read
 
-from codemods import cli, excerpt
+from codemods import excerpt
 from codemods.engine import RewriteError, rewrite_code
 from codemods.rules.lower_to_qnn import _bound_name, _names_used
 from codemods.scopes import expression_contexts, resolve_scopes
@@ -365,28 +364,3 @@ def test_the_command_line_does_not_import_libcst_codemod() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert out.strip() == "[]"
-
-
-def test_the_scan_in_a_child_process_finds_what_the_plain_scan_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    lower = f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n\n"
-    (tmp_path / "site.py").write_text(lower + f"def f(m, i, s):\n    return {OLD}(m, i, s)\n")
-    (tmp_path / "star.py").write_text(lower + f"def f(*a):\n    return {OLD}(*a)\n")
-    (tmp_path / "clean.py").write_text("print('hello')\n")
-    (tmp_path / "folder.py").mkdir()  # cannot be read as a file
-    files = [str(tmp_path / n) for n in ("site.py", "clean.py", "folder.py", "star.py", "gone.py")]
-
-    def outcomes(jobs: int) -> list[cli.Outcome]:
-        return cli.run(files, target="qnn-passes", mode="check", jobs=jobs, progress=False)
-
-    plain = outcomes(1)
-    monkeypatch.setattr(cli, "SCAN_IN_CHILD", 0)
-    assert outcomes(2) == plain
-    assert [(o.changed, o.sites, len(o.unfixable), o.error is None) for o in plain] == [
-        (True, 1, 0, True),
-        (False, 0, 0, True),
-        (False, 0, 0, False),
-        (False, 0, 1, True),
-        (False, 0, 0, False),
-    ]
