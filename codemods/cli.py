@@ -57,11 +57,6 @@ DEFAULT_EXCLUDES = (
     "site-packages",
 )
 PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
-# Parsing and scope analysis allocate a few hundred thousand objects per file, all alive until
-# the file is done: with the default threshold (700) the young generation is collected
-# thousands of times over them, a sixth of the run. Every 100,000 allocations still bounds
-# the memory that cyclic garbage can take.
-GC_THRESHOLD = 100_000
 # The cheap test done on every file before any decoding or parsing.
 _NEEDLE = lower_to_qnn().name.encode()
 
@@ -234,13 +229,33 @@ def read_file(path: str) -> tuple[bytes, os.stat_result]:
         return handle.read(), os.fstat(handle.fileno())
 
 
+@contextmanager
+def _collected_after() -> Iterator[None]:
+    """No cyclic garbage collection while one file is rewritten, one right after.
+
+    Parsing and scope analysis allocate a few hundred thousand objects, all alive until the
+    file is done: with the default threshold the collector ran thousands of times over them
+    (a sixth of the run) and found nothing. The garbage cycles (libcst's scope graphs) are
+    all there once the file is done; a collection of the young generation then frees them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(0)
+
+
 def process_file(path: str, target: str, mode: Mode) -> Outcome:
     """Read, rewrite and (in write mode) replace one file."""
     try:
         data, stat = read_file(path)
     except OSError as error:
         return Outcome(path, error=f"cannot be read ({error.strerror or error}); skipped")
-    outcome, new = process_text(data, path, target, mode)
+    with _collected_after():
+        outcome, new = process_text(data, path, target, mode)
     if new is not None and mode == "write":
         try:
             write_atomically(path, new, stat)
@@ -261,23 +276,15 @@ def _scan(path: str) -> tuple[str, int | None, str | None]:
 
 
 # -- the run ---------------------------------------------------------------------------------
-def _fewer_collections() -> None:
-    """Collect cyclic garbage less often (also the pool's initializer, for each worker)."""
-    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-
-
 @contextmanager
-def _batch_gc() -> Iterator[None]:
-    """For the run: the modules imported so far are frozen (never garbage, and so never
-    examined again, nor copied into forked workers by the collector's writes), and young
-    objects are collected less often. Restored afterwards."""
-    threshold = gc.get_threshold()
+def _frozen_imports() -> Iterator[None]:
+    """For the run, the objects alive now (the imported modules, libcst's among them) are
+    frozen: no collection examines them again, and forked workers share their memory pages
+    instead of copying them when a collection would write to them."""
     gc.freeze()
-    _fewer_collections()
     try:
         yield
     finally:
-        gc.set_threshold(*threshold)
         gc.unfreeze()
 
 
@@ -310,11 +317,9 @@ def run(
         matches = sorted(sizes, key=lambda p: -sizes[p])
         if matches:
             import codemods.engine  # noqa: F401 - imported once here, inherited by workers
-        with _batch_gc():
+        with _frozen_imports():
             if workers > 1 and len(matches) > 1:
-                pool = ProcessPoolExecutor(
-                    max_workers=min(workers, len(matches)), initializer=_fewer_collections
-                )
+                pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))
                 for path in matches:
                     outcomes[path] = pool.submit(process_file, path, target, mode)
             else:
@@ -367,7 +372,8 @@ def _report_json(totals: Totals) -> str:
 def _stdin(target: str, mode: Mode, as_json: bool) -> Totals:
     """``-``: rewrite standard input to standard output (diff/check as for files)."""
     data = sys.stdin.buffer.read()
-    outcome, new = process_text(data, "-", target, "diff" if mode == "diff" else "check")
+    with _collected_after():
+        outcome, new = process_text(data, "-", target, "diff" if mode == "diff" else "check")
     totals = Totals()
     totals.add(outcome)
     if mode == "write" and not as_json:
