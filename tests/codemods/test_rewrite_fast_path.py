@@ -9,11 +9,13 @@
 * the expression contexts computed from the index against libcst's
   ``ExpressionContextProvider``, and the scopes resolved with them against libcst's own;
 * the rule's name collection over the index against a libcst visitor doing the same;
-* ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers).
+* ``qnn-migrate rewrite`` does not import ``libcst.codemod`` (and its 0.2 s of matchers);
+  its compiled exclusion patterns match as ``fnmatch`` does.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import subprocess
 import sys
@@ -31,7 +33,7 @@ from libcst.metadata import (
 )
 from rewrite_goldens import cases, read
 
-from codemods import excerpt
+from codemods import cli, excerpt
 from codemods.engine import RewriteError, rewrite_code
 from codemods.rules.lower_to_qnn import _bound_name, _names_used
 from codemods.scopes import expression_contexts, resolve_scopes
@@ -364,3 +366,14 @@ def test_the_command_line_does_not_import_libcst_codemod() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_exclusion_matches_as_fnmatch_does() -> None:
+    patterns = (*cli.DEFAULT_EXCLUDES, "test_*", "*/_passes/*", "[a-c]*.py", "x?y", "a|b", "(c)")
+    excluded = cli._exclusion(patterns)
+    names = ["build", "pkg.egg-info", "test_x.py", "b.py", "d.py", "xzy", "a|b", "(c)", "a", "."]
+    for name in names:
+        for relative in (name, f"src/{name}", f"src/_passes/{name}", f"deep/er/{name}"):
+            expected = any(fnmatch.fnmatch(t, p) for p in patterns for t in (name, relative))
+            assert excluded(name, relative) == expected, (name, relative)
+    assert not cli._exclusion(())("build", "build")
