@@ -377,3 +377,13 @@ def test_exclusion_matches_as_fnmatch_does() -> None:
             expected = any(fnmatch.fnmatch(t, p) for p in patterns for t in (name, relative))
             assert excluded(name, relative) == expected, (name, relative)
     assert not cli._exclusion(())("build", "build")
+
+
+def test_the_scan_reads_whole_files_and_reports_what_it_cannot_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    big.write_bytes(b"x = 1\n" * 500_000 + f"{OLD}\n".encode())  # over the 1 MiB chunk
+    assert cli._scan(str(big)) == (str(big), big.stat().st_size, None)
+    folder = tmp_path / "folder.py"
+    folder.mkdir()
+    _, size, error = cli._scan(str(folder))
+    assert size is None and error is not None and error.startswith("cannot be read (")
