@@ -362,20 +362,9 @@ def run_tests(
         argv = [*command, "-v"]
     (attempt_dir / "command.txt").write_text(shlex.join(command) + "\n")
     settings.log(f"[{shard.id}] {shlex.join(argv)}")
-    outcome = run_watched(
-        argv,
-        cwd=checkout,
-        env=env,
-        out_dir=attempt_dir,
-        timeout_s=float(shard.timeout_s),
-        progress_budget_s=per_test + grace,
-        kill_grace_s=settings.kill_grace_s,
-    )
-    if use_wrapper and outcome.code == EXIT_UNUSABLE and not xml_path.exists():
-        settings.log(f"[{shard.id}] the wrapper cannot drive this script; running it with -v")
-        argv = [*command, "-v"]
-        (attempt_dir / "fallback.txt").write_text(shlex.join(argv) + "\n")
-        outcome = run_watched(
+
+    def watch(argv: list[str], name: str = "") -> ProcessOutcome:
+        return run_watched(
             argv,
             cwd=checkout,
             env=env,
@@ -383,8 +372,15 @@ def run_tests(
             timeout_s=float(shard.timeout_s),
             progress_budget_s=per_test + grace,
             kill_grace_s=settings.kill_grace_s,
-            name="-fallback",
+            name=name,
         )
+
+    outcome = watch(argv)
+    if use_wrapper and outcome.code == EXIT_UNUSABLE and not xml_path.exists():
+        settings.log(f"[{shard.id}] the wrapper cannot drive this script; running it with -v")
+        argv = [*command, "-v"]
+        (attempt_dir / "fallback.txt").write_text(shlex.join(argv) + "\n")
+        outcome = watch(argv, name="-fallback")
 
     notes: list[str] = []
     reported = _read_reported(xml_path, outcome.stderr_path, notes)
