@@ -16,12 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot import catalog as catalog_mod
-from bot.model import Baseline, ShardResult, Status, TestResult
-from bot.plan import Selection, plan
-from bot.render import Links, render_report
-from bot.state import Phase, RunState
-from bot.summary import summarize
+from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
+from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.render import Links, render_report
+from qnn_migrate.bot.pr.state import Phase, RunState
+from qnn_migrate.bot.pr.summary import summarize
 
 TARGET_S = 0.5
 SOCS = 20

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 NAME = "to_edge_transform_and_lower_to_qnn"
-RULE = "codemods.rules.lower_to_qnn.RewriteLowerToQnn"
+RULE = "qnn_migrate.codemods.rules.lower_to_qnn.RewriteLowerToQnn"
 SEARCH = f"""
 import os, sys
 found = 0
@@ -101,7 +101,9 @@ def main() -> int:
     for _ in range(args.repeat):  # interleaved, so all see the same (warm) file cache
         search.append(timed([python, "-c", SEARCH, str(root)]))
         ours.append(timed([*ours_command, str(root)], ok=(0, 1)))
-        start.append(timed([python, "-c", "import qnn_migrate, click, codemods.engine"]))
+        start.append(
+            timed([python, "-c", "import qnn_migrate.cli, click, qnn_migrate.codemods.engine"])
+        )
     floor, check = min(search), min(ours)
     ratio = check / floor
     spread = f"best of {args.repeat}, median"

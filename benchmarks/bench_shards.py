@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot import balance, results  # noqa: E402
-from bot.model import Shard  # noqa: E402
+from qnn_migrate.bot.model import Shard  # noqa: E402
 
 TARGET = 1.10
 CLASS_SCALE_S = {  # median seconds per test of each class

@@ -17,8 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bot.model import SOC_RE, TEST_ID_RE
-from bot.registry import Registry, RegistryError
+from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE
+from qnn_migrate.bot.registry import Registry, RegistryError
 
 DEFAULT_PATH = Path(__file__).with_name("matrices.toml")
 MATRIX_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.model import TEST_ID_RE
+from qnn_migrate.bot.model import TEST_ID_RE
 
 SCHEMA = 1
 DEFAULT_SOURCE_PATH = "backends/qualcomm/tests/test_qnn_delegate.py"

@@ -26,8 +26,8 @@ from typing import Literal
 
 import click
 
-from codemods.deprecations import lower_to_qnn
-from codemods.findings import Unfixable
+from qnn_migrate.codemods.deprecations import lower_to_qnn
+from qnn_migrate.codemods.findings import Unfixable
 
 Mode = Literal["write", "diff", "check"]
 
@@ -210,7 +210,7 @@ def unified_diff(path: str, old: str, new: str) -> str:
 # -- one file --------------------------------------------------------------------------------
 def process_text(data: bytes, path: str, target: str, mode: Mode) -> tuple[Outcome, bytes | None]:
     """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
-    from codemods.engine import RewriteError, rewrite_code
+    from qnn_migrate.codemods.engine import RewriteError, rewrite_code
 
     if _NEEDLE not in data:
         return Outcome(path), None
@@ -341,7 +341,7 @@ def run(
                 sizes[path] = size
         matches = sorted(sizes, key=lambda p: -sizes[p])
         if matches:
-            import codemods.engine  # noqa: F401 - imported once here, inherited by workers
+            import qnn_migrate.codemods.engine  # noqa: F401 - imported once here, inherited by workers
         with _frozen_imports():
             if workers > 1 and len(matches) > 1:
                 pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))

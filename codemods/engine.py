@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from codemods.deprecations import lower_to_qnn
-from codemods.excerpt import Excerpt, cut, splice
-from codemods.findings import Unfixable
-from codemods.rules.lower_to_qnn import DEFAULT_TARGET, LowerToQnn, NothingToRewrite
+from qnn_migrate.codemods.deprecations import lower_to_qnn
+from qnn_migrate.codemods.excerpt import Excerpt, cut, splice
+from qnn_migrate.codemods.findings import Unfixable
+from qnn_migrate.codemods.rules.lower_to_qnn import DEFAULT_TARGET, LowerToQnn, NothingToRewrite
 
 WORD = re.compile(r"\w+")
 # A `global` statement in dropped code could rebind a module-level name the rule resolves.

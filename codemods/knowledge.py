@@ -15,7 +15,7 @@ from collections.abc import Callable
 import libcst as cst
 from libcst.metadata import Assignment, Scope
 
-from codemods.deprecations import Evidence
+from qnn_migrate.codemods.deprecations import Evidence
 
 _DICT_FACTORIES = frozenset(
     {"builtins.dict", "collections.OrderedDict", "collections.defaultdict", "typing.OrderedDict"}

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from codemods.import_layout import relayout
-from codemods.targets.site import StatementRewrite
+from qnn_migrate.codemods.import_layout import relayout
+from qnn_migrate.codemods.targets.site import StatementRewrite
 
 # (module, object, local name); object "" means ``import module [as name]``.
 ImportItem = tuple[str, str, str]

@@ -24,7 +24,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from codemods.tree_index import TreeIndex
+from qnn_migrate.codemods.tree_index import TreeIndex
 
 LOAD, STORE, DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
 # The nodes libcst gives a context, when its visitor reaches them.

@@ -71,7 +71,7 @@ def test_core_imports_without_torch() -> None:
         "import sys, importlib, pkgutil\n"
         "sys.modules['torch'] = None\n"  # any `import torch` now raises ImportError
         "sys.modules['executorch'] = None\n"
-        "import qnn_migrate, codemods, bot\n"
+        "import qnn_migrate.cli\nfrom qnn_migrate import codemods, bot\n"
         "for pkg in (codemods, bot):\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
         "        importlib.import_module(m.name)\n"

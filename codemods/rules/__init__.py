@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
-from codemods.rules.lower_to_qnn import DEFAULT_TARGET, TARGETS, LowerToQnn, NothingToRewrite
+from qnn_migrate.codemods.rules.lower_to_qnn import (
+    DEFAULT_TARGET,
+    TARGETS,
+    LowerToQnn,
+    NothingToRewrite,
+)
 
 __all__ = ["DEFAULT_TARGET", "TARGETS", "LowerToQnn", "NothingToRewrite"]

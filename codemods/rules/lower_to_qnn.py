@@ -48,18 +48,18 @@ import libcst as cst
 import libcst.helpers
 from libcst.metadata import Assignment, QualifiedName, QualifiedNameSource, Scope
 
-from codemods import findings
-from codemods.call_binding import BindError, BoundCall, bind_call
-from codemods.deprecations import Catalog, Deprecation, catalog, lower_to_qnn
-from codemods.expressions import evaluated_before, is_side_effect_free
-from codemods.knowledge import Knowledge
-from codemods.layout import Printer, Source
-from codemods.rewrite_plan import ApplyPlan, ImportItem, RewritePlan
-from codemods.scopes import resolve_scopes
-from codemods.targets.executorch import ExecutorchTarget
-from codemods.targets.qnn_passes import QnnPassesTarget
-from codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
-from codemods.tree_index import TreeIndex
+from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
+from qnn_migrate.codemods.deprecations import Catalog, Deprecation, catalog, lower_to_qnn
+from qnn_migrate.codemods.expressions import evaluated_before, is_side_effect_free
+from qnn_migrate.codemods.knowledge import Knowledge
+from qnn_migrate.codemods.layout import Printer, Source
+from qnn_migrate.codemods.rewrite_plan import ApplyPlan, ImportItem, RewritePlan
+from qnn_migrate.codemods.scopes import resolve_scopes
+from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
+from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
+from qnn_migrate.codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
+from qnn_migrate.codemods.tree_index import TreeIndex
 
 TARGETS: dict[str, Callable[[], Target]] = {
     "qnn-passes": QnnPassesTarget,
@@ -1006,7 +1006,7 @@ def _imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
 def __getattr__(name: str) -> object:
     """``RewriteLowerToQnn``, the libcst ``CodemodCommand``, imported on first use."""
     if name == "RewriteLowerToQnn":
-        from codemods.rules.lower_to_qnn_command import RewriteLowerToQnn
+        from qnn_migrate.codemods.rules.lower_to_qnn_command import RewriteLowerToQnn
 
         return RewriteLowerToQnn
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

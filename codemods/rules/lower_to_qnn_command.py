@@ -16,7 +16,12 @@ import argparse
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from codemods.rules.lower_to_qnn import DEFAULT_TARGET, TARGETS, LowerToQnn, NothingToRewrite
+from qnn_migrate.codemods.rules.lower_to_qnn import (
+    DEFAULT_TARGET,
+    TARGETS,
+    LowerToQnn,
+    NothingToRewrite,
+)
 
 
 class RewriteLowerToQnn(CodemodCommand):

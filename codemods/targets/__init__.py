@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from codemods.targets.executorch import ExecutorchTarget
-from codemods.targets.qnn_passes import QnnPassesTarget
-from codemods.targets.site import CannotRewrite, Site, StatementRewrite, Target
+from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
+from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
+from qnn_migrate.codemods.targets.site import CannotRewrite, Site, StatementRewrite, Target
 
 __all__ = [
     "CannotRewrite",

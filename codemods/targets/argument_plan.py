@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from codemods import findings
-from codemods.call_binding import BoundCall
-from codemods.expressions import is_duplicable, is_reference, is_side_effect_free
-from codemods.targets.site import CannotRewrite, References, Site
+from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.call_binding import BoundCall
+from qnn_migrate.codemods.expressions import is_duplicable, is_reference, is_side_effect_free
+from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site
 
 # Names for hoisted arguments, where the parameter's own name would read oddly.
 HOIST_NAMES = {"module": "model", "inputs": "example_inputs"}

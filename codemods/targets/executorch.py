@@ -35,10 +35,10 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from codemods import findings
-from codemods.layout import ArgSpec, CallSpec, Conditional, Display, Expr, Seq, Text
-from codemods.targets.argument_plan import bind_arguments, plan_arguments
-from codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
+from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Conditional, Display, Expr, Seq, Text
+from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
+from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
 
 QNN = "executorch.backends.qualcomm"
 IMPORTS = {

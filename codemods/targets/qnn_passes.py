@@ -33,9 +33,9 @@ broadcasts the per-method arguments exactly as the wrapper did, so nothing is gu
 
 from __future__ import annotations
 
-from codemods.layout import ArgSpec, CallSpec, Seq, Text
-from codemods.targets.argument_plan import bind_arguments, plan_arguments
-from codemods.targets.site import References, Site, StatementRewrite
+from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Seq, Text
+from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
+from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite
 
 QNN_PASSES = "qnn_passes"
 EXIR = "executorch.exir"

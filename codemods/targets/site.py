@@ -14,8 +14,8 @@ from typing import Protocol
 
 import libcst as cst
 
-from codemods.call_binding import BoundCall
-from codemods.layout import ArgSpec, Expr, Printer, Seq, Source, Text
+from qnn_migrate.codemods.call_binding import BoundCall
+from qnn_migrate.codemods.layout import ArgSpec, Expr, Printer, Seq, Source, Text
 
 
 class CannotRewrite(Exception):

@@ -10,12 +10,12 @@ import pytest
 from github_standin.fixtures import BOT_LOGIN, REPO, TOKEN, github_standin  # noqa: F401
 from github_standin.server import GitHubStandIn
 
-from bot import catalog as catalog_mod
-from bot.catalog import Catalog
-from bot.dispatch import BotContext
-from bot.github_api import PyGithubGateway, make_client
-from bot.render import Links
-from bot.settings import Settings
+from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.github.client import PyGithubGateway, make_client
+from qnn_migrate.bot.github.settings import Settings
+from qnn_migrate.bot.pr.dispatch import BotContext
+from qnn_migrate.bot.pr.render import Links
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGEN = os.environ.get("QNN_REGEN_GOLDEN") == "1"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.catalog import Catalog
-from bot.model import Baseline, Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult
 
 SHA = "c0ffee" + "0" * 34
 NIGHTLY = "babe" + "1" * 36

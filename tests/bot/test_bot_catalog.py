@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import catalog as catalog_mod
-from bot.catalog import Catalog, CatalogError, glob_to_re, parse_catalog
-from bot.registry import RegistryError, extract
+from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.catalog import Catalog, CatalogError, glob_to_re, parse_catalog
+from qnn_migrate.bot.registry import RegistryError, extract
 
 ROOT = Path(__file__).resolve().parents[2]
 DELEGATE = (

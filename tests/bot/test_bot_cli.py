@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import qnn_migrate
-from bot.cli import bot, matrix
+from qnn_migrate import cli as qnn_migrate
+from qnn_migrate.bot.cli.main import bot, matrix
 
 DELEGATE = (
     Path(__file__).resolve().parents[2]

@@ -6,8 +6,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.catalog import Catalog
-from bot.commands import Action, Command, CommandError, command_from_dict, help_text, parse
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.pr.commands import (
+    Action,
+    Command,
+    CommandError,
+    command_from_dict,
+    help_text,
+    parse,
+)
 
 CONV = "canonicalize_conv"
 FP_CONV2D = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"

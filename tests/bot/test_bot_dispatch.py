@@ -14,12 +14,12 @@ from conftest import BOT_LOGIN, REPO
 from github_standin.payloads import comment_event, pull_request_event, workflow_run_event
 from github_standin.server import GitHubStandIn
 
-from bot.dispatch import BotContext, handle_comment_event
-from bot.events import handle_pull_request_event, handle_workflow_run_event
-from bot.github_api import PyGithubGateway
-from bot.head import check_head
-from bot.plan import Plan
-from bot.state import MARKER, Phase, find_results_comment
+from qnn_migrate.bot.github.client import PyGithubGateway
+from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
+from qnn_migrate.bot.pr.events import handle_pull_request_event, handle_workflow_run_event
+from qnn_migrate.bot.pr.head import check_head
+from qnn_migrate.bot.pr.plan import Plan
+from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
 
 HEAD = "a" * 40
 CONV_FILE = "backends/qualcomm/_passes/canonicalize_conv.py"

@@ -16,9 +16,9 @@ from conftest import BOT_LOGIN, REPO, check_golden, standin_env
 from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
-from bot.cli import bot
-from bot.plan import Plan
-from bot.state import MARKER
+from qnn_migrate.bot.cli.main import bot
+from qnn_migrate.bot.pr.plan import Plan
+from qnn_migrate.bot.pr.state import MARKER
 
 E2E = Path(__file__).resolve().parent / "e2e"
 HEAD = "a" * 40

@@ -12,9 +12,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from github_standin.fixtures import new_standin
 from github_standin.server import GitHubStandIn
 
-from bot.gateway import GatewayError
-from bot.github_api import PyGithubGateway, make_client
-from bot.settings import Settings, SettingsError
+from qnn_migrate.bot.github.client import PyGithubGateway, make_client
+from qnn_migrate.bot.github.gateway import GatewayError
+from qnn_migrate.bot.github.settings import Settings, SettingsError
 
 HEAD = "a" * 40
 

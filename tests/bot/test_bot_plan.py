@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from bot.catalog import Catalog
-from bot.commands import parse
-from bot.model import ModelError
-from bot.plan import ADHOC, Plan, PlanError, check_limits, plan_command, select
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.model import ModelError
+from qnn_migrate.bot.pr.commands import parse
+from qnn_migrate.bot.pr.plan import ADHOC, Plan, PlanError, check_limits, plan_command, select
 
 SHA = "1" * 40
 CONV = "canonicalize_conv"

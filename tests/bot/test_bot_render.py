@@ -6,13 +6,13 @@ import pytest
 from conftest import check_golden
 from reports import RUN, SHA, baseline_for, results_for
 
-from bot.catalog import Catalog
-from bot.commands import parse
-from bot.model import Baseline, ShardResult, Status, TestResult, Verdict
-from bot.plan import Selection, plan, plan_command, select
-from bot.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
-from bot.state import MARKER, STATE_RE, Phase, RunState
-from bot.summary import summarize
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.pr.commands import parse
+from qnn_migrate.bot.pr.plan import Selection, plan, plan_command, select
+from qnn_migrate.bot.pr.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
+from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase, RunState
+from qnn_migrate.bot.pr.summary import summarize
 
 LINKS = Links("https://github.com/qnn-lab/executorch", RUN)
 
@@ -45,7 +45,7 @@ def test_summary_verdicts(catalog: Catalog) -> None:
 
 
 def test_verdict_states() -> None:
-    from bot.model import Shard
+    from qnn_migrate.bot.model import Shard
 
     shard = Shard("s", "m", "SM8650", "htp", 1, ("TestA.test_a",), "a" * 40)
 

@@ -58,7 +58,7 @@ def render_report(unfixable: tuple[object, ...]) -> str:
 
 def regenerate() -> int:
     sys.path.insert(0, str(FIXTURES.parents[2]))
-    from codemods.engine import rewrite_code
+    from qnn_migrate.codemods.engine import rewrite_code
 
     changed = 0
     for case in cases():

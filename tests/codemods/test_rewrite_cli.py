@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from codemods import cli
-from codemods.cli import rewrite
+from qnn_migrate.codemods import cli
+from qnn_migrate.codemods.cli import rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codemods.engine import RewriteError, rewrite_code
-from codemods.excerpt import MIN_LINES, cut, splice, split_lines
+from qnn_migrate.codemods.engine import RewriteError, rewrite_code
+from qnn_migrate.codemods.excerpt import MIN_LINES, cut, splice, split_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = "to_edge_transform_and_lower_to_qnn"
@@ -103,7 +103,7 @@ def test_libcst_tool_runs_the_same_rule(tmp_path: Path) -> None:
             "libcst.tool",
             "codemod",
             "-x",
-            "codemods.rules.lower_to_qnn.RewriteLowerToQnn",
+            "qnn_migrate.codemods.rules.lower_to_qnn.RewriteLowerToQnn",
             "--no-format",
             "--hide-progress",
             str(path),

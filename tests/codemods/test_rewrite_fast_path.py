@@ -33,11 +33,11 @@ from libcst.metadata import (
 )
 from rewrite_goldens import cases, read
 
-from codemods import cli, excerpt
-from codemods.engine import RewriteError, rewrite_code
-from codemods.rules.lower_to_qnn import _bound_name, _names_used
-from codemods.scopes import expression_contexts, resolve_scopes
-from codemods.tree_index import TreeIndex
+from qnn_migrate.codemods import cli, excerpt
+from qnn_migrate.codemods.engine import RewriteError, rewrite_code
+from qnn_migrate.codemods.rules.lower_to_qnn import _bound_name, _names_used
+from qnn_migrate.codemods.scopes import expression_contexts, resolve_scopes
+from qnn_migrate.codemods.tree_index import TreeIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = "to_edge_transform_and_lower_to_qnn"

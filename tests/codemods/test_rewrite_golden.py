@@ -12,7 +12,7 @@ from functools import cache
 import pytest
 from rewrite_goldens import Case, cases, read, render_report
 
-from codemods.engine import FileResult, rewrite_code
+from qnn_migrate.codemods.engine import FileResult, rewrite_code
 
 CASES = cases()
 

@@ -11,11 +11,16 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from codemods.call_binding import BindError, BoundCall, bind_call
-from codemods.deprecations import DeprecationDataError, catalog, lower_to_qnn, parse_catalog
-from codemods.expressions import evaluated_before, is_duplicable, is_side_effect_free
-from codemods.knowledge import Knowledge
-from codemods.layout import ArgSpec, CallSpec, Conditional, Printer, Source, Text
+from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
+from qnn_migrate.codemods.deprecations import (
+    DeprecationDataError,
+    catalog,
+    lower_to_qnn,
+    parse_catalog,
+)
+from qnn_migrate.codemods.expressions import evaluated_before, is_duplicable, is_side_effect_free
+from qnn_migrate.codemods.knowledge import Knowledge
+from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Conditional, Printer, Source, Text
 
 PARAMETERS = lower_to_qnn().parameters
 

@@ -27,7 +27,7 @@ import torch
 from doubles.qnn_backend import RecordingQnnBackend
 from torch.export.graph_signature import InputKind
 
-from codemods.engine import rewrite_code
+from qnn_migrate.codemods.engine import rewrite_code
 
 SCENARIOS = Path(__file__).resolve().parent / "semantics"
 pytestmark = pytest.mark.xdist_group("rewrite-semantics")  # one worker runs each original once

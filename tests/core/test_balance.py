@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bot.balance import estimate, lower_bound, makespan, split
+from qnn_migrate.bot.pr.balance import estimate, lower_bound, makespan, split
 
 
 def test_split_covers_every_test_once_and_keeps_order() -> None:

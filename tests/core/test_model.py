@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.model import (
+from qnn_migrate.bot.model import (
     Baseline,
     ModelError,
     Shard,

@@ -8,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from qnn_migrate import main
+from qnn_migrate.cli import main
 from qnn_passes import pipeline
 
 
@@ -39,7 +39,7 @@ def test_missing_passes_extra_is_reported_clearly() -> None:
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"
-        "from qnn_migrate import main\n"
+        "from qnn_migrate.cli import main\n"
         "main(['passes', 'order'])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from bot import catalog
-from bot.host_config import DeviceEntry, HostConfig
-from bot.model import Shard
-from bot.runner import TEST_SCRIPT, RunSettings
+from qnn_migrate.bot import catalog
+from qnn_migrate.bot.lab.host_config import DeviceEntry, HostConfig
+from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings
+from qnn_migrate.bot.model import Shard
 
 REPO = Path(__file__).resolve().parents[2]
 DOUBLES = REPO / "tests" / "doubles"

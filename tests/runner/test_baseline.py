@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import baseline
-from bot.baseline import BaselineError, RunInfo, SocBaseline
-from bot.model import Shard, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.nightly import baseline
+from qnn_migrate.bot.nightly.baseline import BaselineError, RunInfo, SocBaseline
 
 A = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
 B = "TestQNNFloatingPointOperator.test_qnn_backend_add"

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from bot import baseline, device_cli, quarantine
-from bot.baseline import RunInfo
-from bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.cli import lab as device_cli
+from qnn_migrate.bot.lab import quarantine
+from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.nightly import baseline
+from qnn_migrate.bot.nightly.baseline import RunInfo
 
 from .conftest import FP, Lab
 

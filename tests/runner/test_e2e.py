@@ -23,10 +23,11 @@ from github_standin.fixtures import BOT_LOGIN, REPO, TOKEN, github_standin  # no
 from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
-from bot import baseline, quarantine
-from bot.baseline import RunInfo
-from bot.cli import bot
-from bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.cli.main import bot
+from qnn_migrate.bot.lab import quarantine
+from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.nightly import baseline
+from qnn_migrate.bot.nightly.baseline import RunInfo
 
 from .conftest import Lab
 

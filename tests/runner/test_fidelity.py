@@ -13,9 +13,9 @@ import ast
 import importlib.util
 from pathlib import Path
 
-from bot.host_config import HostConfig
-from bot.model import Shard
-from bot.runner import TEST_SCRIPT, RunSettings, script_argv
+from qnn_migrate.bot.lab.host_config import HostConfig
+from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings, script_argv
+from qnn_migrate.bot.model import Shard
 
 from .conftest import DOUBLES, command_builder
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import junit_wrapper, results
-from bot.model import Shard, Status
+from qnn_migrate.bot.lab import junit_wrapper, results
+from qnn_migrate.bot.model import Shard, Status
 
 from .conftest import DOUBLES, FP, Lab
 

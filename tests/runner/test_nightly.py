@@ -10,10 +10,11 @@ import hashlib
 import os
 from pathlib import Path
 
-from bot import baseline, nightly
-from bot.baseline import RunInfo, SocBaseline
-from bot.model import Shard, ShardResult, Status, TestResult, reconcile
-from bot.nightly import ExistingIssue
+from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult, reconcile
+from qnn_migrate.bot.nightly import baseline
+from qnn_migrate.bot.nightly import issue as nightly
+from qnn_migrate.bot.nightly.baseline import RunInfo, SocBaseline
+from qnn_migrate.bot.nightly.issue import ExistingIssue
 
 GOLDEN = Path(__file__).parent / "golden"
 P, F, E, INF, M, S = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot import results
-from bot.model import Shard, Status, TestResult
-from bot.results import ArtifactError, RunEnd, RunOutcome
+from qnn_migrate.bot.lab import results
+from qnn_migrate.bot.lab.results import ArtifactError, RunEnd, RunOutcome
+from qnn_migrate.bot.model import Shard, Status, TestResult
 
 SHA = "a" * 40
 FP = "TestQNNFloatingPointOperator"

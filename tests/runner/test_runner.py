@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import locks, quarantine
-from bot.model import Status
-from bot.runner import DEVICE_WORKSPACE, Runner
+from qnn_migrate.bot.lab import locks, quarantine
+from qnn_migrate.bot.lab.runner import DEVICE_WORKSPACE, Runner
+from qnn_migrate.bot.model import Status
 
 from .conftest import FP, QM, QO, Lab, make_checkout
 

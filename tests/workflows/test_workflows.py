@@ -266,10 +266,10 @@ def test_device_workflow_shape() -> None:
 
 
 def test_the_bot_dispatches_this_workflow_with_these_inputs() -> None:
-    from bot import catalog
+    from qnn_migrate.bot import catalog
 
     assert (WORKFLOWS / catalog.load().policy.device_workflow).is_file()
-    dispatch = (ROOT / "bot" / "dispatch.py").read_text()
+    dispatch = (ROOT / "bot" / "pr" / "dispatch.py").read_text()
     for name in ("pr", "sha", "shards", "comment_id"):
         assert f'"{name}":' in dispatch
 
@@ -295,7 +295,7 @@ def bot_calls(script: str) -> list[tuple[str, list[str], set[str]]]:
 def test_every_bot_command_and_option_the_workflows_use_exists() -> None:
     import click
 
-    from bot.cli import bot
+    from qnn_migrate.bot.cli.main import bot
 
     calls = [c for _, script in all_run_scripts() for c in bot_calls(script)]
     names = {c[0] for c in calls}

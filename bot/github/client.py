@@ -17,8 +17,8 @@ import github
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
-from bot.gateway import DispatchedRun, GatewayError, IssueComment, PullRequest
-from bot.settings import Settings
+from qnn_migrate.bot.github.gateway import DispatchedRun, GatewayError, IssueComment, PullRequest
+from qnn_migrate.bot.github.settings import Settings
 
 T = TypeVar("T")
 

@@ -23,10 +23,10 @@ from typing import Any, NoReturn
 
 import click
 
-from bot import catalog as catalog_mod
-from bot.catalog import Catalog, CatalogError
-from bot.commands import CommandError, parse
-from bot.model import Baseline, ModelError, Shard, ShardResult
+from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.catalog import Catalog, CatalogError
+from qnn_migrate.bot.model import Baseline, ModelError, Shard, ShardResult
+from qnn_migrate.bot.pr.commands import CommandError, parse
 
 EXIT_FAILED = 1
 EXIT_INPUT = 2
@@ -36,7 +36,7 @@ EXIT_HEAD_MOVED = 3
 # of a click command. Add one line per command; it is imported only when run, and listed
 # only if its module exists, so `qnn-migrate bot parse` never imports the runner.
 EXTERNAL_COMMANDS: dict[str, str] = {
-    "run-shard": "bot.device_cli:run_shard",
+    "run-shard": "qnn_migrate.bot.cli.lab:run_shard",
 }
 
 
@@ -121,7 +121,7 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
 
 def _settings() -> Any:
-    from bot.settings import Settings, SettingsError
+    from qnn_migrate.bot.github.settings import Settings, SettingsError
 
     try:
         return Settings.from_env(os.environ)
@@ -130,14 +130,14 @@ def _settings() -> Any:
 
 
 def _gateway(settings: Any) -> Any:
-    from bot.github_api import PyGithubGateway, make_client
+    from qnn_migrate.bot.github.client import PyGithubGateway, make_client
 
     return PyGithubGateway(make_client(settings), settings.repository)
 
 
 def _context(settings: Any, catalog: Catalog) -> Any:
-    from bot.dispatch import BotContext
-    from bot.render import Links
+    from qnn_migrate.bot.pr.dispatch import BotContext
+    from qnn_migrate.bot.pr.render import Links
 
     return BotContext(
         catalog=catalog,
@@ -186,9 +186,9 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     Prints what was done as one JSON line. Needs GITHUB_TOKEN (or the QNN_BOT_APP_*
     variables) and GITHUB_REPOSITORY in the environment.
     """
-    from bot.dispatch import handle_comment_event
-    from bot.events import handle_pull_request_event
-    from bot.gateway import GatewayError
+    from qnn_migrate.bot.github.gateway import GatewayError
+    from qnn_migrate.bot.pr.dispatch import handle_comment_event
+    from qnn_migrate.bot.pr.events import handle_pull_request_event
 
     catalog = _catalog(catalog_path)
     event = _read_json(event_path, "the event payload")
@@ -229,10 +229,10 @@ def on_comment(ctx: click.Context, event_path: Path, catalog_path: Path | None) 
 @CATALOG_OPTION
 def check_head_cmd(pr: int, sha: str, comment_id: int | None, catalog_path: Path | None) -> None:
     """Exit 0 if the PR head is still SHA; else say so on the PR and exit 3."""
-    from bot.gateway import GatewayError
-    from bot.head import check_head
-    from bot.model import SHA_RE
-    from bot.render import Links
+    from qnn_migrate.bot.github.gateway import GatewayError
+    from qnn_migrate.bot.model import SHA_RE
+    from qnn_migrate.bot.pr.head import check_head
+    from qnn_migrate.bot.pr.render import Links
 
     if not SHA_RE.match(sha):
         _fail(f"--sha {sha!r} is not 40 lowercase hex digits", EXIT_INPUT)
@@ -257,7 +257,7 @@ def check_head_cmd(pr: int, sha: str, comment_id: int | None, catalog_path: Path
 
 def load_planned(text: str) -> list[Shard]:
     """Shards from the dispatch input: ``[{"shard": ..., "runs_on": [...]}]`` or bare shards."""
-    from bot.plan import Plan
+    from qnn_migrate.bot.pr.plan import Plan
 
     doc = json.loads(text)
     if isinstance(doc, list) and doc and isinstance(doc[0], Mapping) and "runs_on" in doc[0]:
@@ -284,7 +284,7 @@ def load_results(results_dir: Path, planned: list[Shard]) -> list[ShardResult]:
             click.echo(f"warning: {path}: ignored: {exc}", err=True)
     missing = [s for s in planned if s.id not in found]
     if missing:
-        from bot import results as junit
+        from qnn_migrate.bot.lab import results as junit
 
         for shard in missing:
             for xml in sorted(results_dir.rglob("junit.xml")):
@@ -302,7 +302,7 @@ def load_baseline(directory: Path | None) -> Baseline:
     """The nightly baseline (``<SOC>.json`` files), read by the runner side's ``bot.baseline``."""
     if directory is None:
         return Baseline()
-    baseline_mod: Any = importlib.import_module("bot.baseline")
+    baseline_mod: Any = importlib.import_module("qnn_migrate.bot.nightly.baseline")
     loaded, warnings = baseline_mod.load_model(directory)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -341,9 +341,9 @@ def report_cmd(
     catalog_path: Path | None,
 ) -> None:
     """Write the run's results to its PR comment and set the commit status on the pinned SHA."""
-    from bot.gateway import GatewayError
-    from bot.render import Links
-    from bot.report import report
+    from qnn_migrate.bot.github.gateway import GatewayError
+    from qnn_migrate.bot.pr.render import Links
+    from qnn_migrate.bot.pr.report import report
 
     catalog = _catalog(catalog_path)
     text = shards_file.read_text("utf-8") if shards_file else os.environ.get("QNN_SHARDS", "")
@@ -407,7 +407,7 @@ def plan_cmd(
 
     No comment caps apply; names are still checked against the catalog.
     """
-    from bot.plan import Selection, plan
+    from qnn_migrate.bot.pr.plan import Selection, plan
 
     catalog = _catalog(catalog_path)
     names = list(catalog.nightly_matrices if nightly else matrices)
@@ -517,13 +517,13 @@ def matrix_check(catalog_path: Path | None) -> None:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path(__file__).with_name("data") / "test_registry.json",
+    default=Path(__file__).parents[1] / "data" / "test_registry.json",
     show_default=True,
 )
 @click.option("--check", is_flag=True, help="Exit 1 if the file would change; write nothing.")
 def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
     """Regenerate the test registry from the test file's syntax tree (no import)."""
-    from bot.registry import RegistryError, extract
+    from qnn_migrate.bot.registry import RegistryError, extract
 
     try:
         reg = extract(source.read_text("utf-8"), version=version)
@@ -543,8 +543,8 @@ def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
 # Runner side (issue 5): the other commands of bot/device_cli.py, registered through the hook above.
 EXTERNAL_COMMANDS.update(
     {
-        "device": "bot.device_cli:device",
-        "device-matrix": "bot.device_cli:device_matrix",
-        "nightly": "bot.device_cli:nightly_group",
+        "device": "qnn_migrate.bot.cli.lab:device",
+        "device-matrix": "qnn_migrate.bot.cli.lab:device_matrix",
+        "nightly": "qnn_migrate.bot.cli.lab:nightly_group",
     }
 )

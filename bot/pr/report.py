@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot import render
-from bot.catalog import Catalog
-from bot.gateway import GitHubGateway
-from bot.model import Baseline, Shard, ShardResult, reconcile
-from bot.state import Phase, RunState, find_results_comment
-from bot.summary import Summary, summarize
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.github.gateway import GitHubGateway
+from qnn_migrate.bot.model import Baseline, Shard, ShardResult, reconcile
+from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.pr.state import Phase, RunState, find_results_comment
+from qnn_migrate.bot.pr.summary import Summary, summarize
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot import render
-from bot.catalog import Catalog
-from bot.commands import Action, Command, CommandError, command_from_dict, help_text, parse
-from bot.gateway import DispatchedRun, GatewayError, GitHubGateway, IssueComment, PullRequest
-from bot.plan import Plan, PlanError, Selection, check_limits, plan, plan_command, select
-from bot.state import Phase, RunState, find_results_comment
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.github.gateway import (
+    DispatchedRun,
+    GatewayError,
+    GitHubGateway,
+    IssueComment,
+    PullRequest,
+)
+from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.pr.commands import (
+    Action,
+    Command,
+    CommandError,
+    command_from_dict,
+    help_text,
+    parse,
+)
+from qnn_migrate.bot.pr.plan import (
+    Plan,
+    PlanError,
+    Selection,
+    check_limits,
+    plan,
+    plan_command,
+    select,
+)
+from qnn_migrate.bot.pr.state import Phase, RunState, find_results_comment
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot import render
-from bot.dispatch import BotContext, Outcome
-from bot.gateway import GitHubGateway, IssueComment
-from bot.state import Phase, RunState, find_results_comment
+from qnn_migrate.bot.github.gateway import GitHubGateway, IssueComment
+from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.pr.dispatch import BotContext, Outcome
+from qnn_migrate.bot.pr.state import Phase, RunState, find_results_comment
 
 SUPERSEDED = (
     "The PR head moved to `{head}` while this run was pending on `{sha}`, so the run was "

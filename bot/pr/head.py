@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot import render
-from bot.catalog import Catalog
-from bot.gateway import GitHubGateway
-from bot.state import Phase, find_results_comment
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.github.gateway import GitHubGateway
+from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.pr.state import Phase, find_results_comment
 
 MOVED = (
     "The PR head moved from `{sha}` to `{head}` after the command was accepted, so the run "

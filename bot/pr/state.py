@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from bot.gateway import IssueComment
-from bot.model import SHA_RE, TEST_ID_RE
+from qnn_migrate.bot.github.gateway import IssueComment
+from qnn_migrate.bot.model import SHA_RE, TEST_ID_RE
 
 MARKER = "<!-- qnn-bot:results -->"
 # Failures remembered for `/qnn retry failed`; more would crowd the comment's size limit.

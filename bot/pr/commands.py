@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.catalog import Catalog, close_matches
-from bot.model import TEST_ID_RE
+from qnn_migrate.bot.catalog import Catalog, close_matches
+from qnn_migrate.bot.model import TEST_ID_RE
 
 PREFIX = "/qnn"
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,=-]+$")

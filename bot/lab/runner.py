@@ -34,11 +34,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
-from bot import health, locks, quarantine, results
-from bot.adb import Adb, AdbConfigError
-from bot.host_config import HostConfig
-from bot.junit_wrapper import EXIT_UNUSABLE
-from bot.model import Shard, ShardResult, Status
+from qnn_migrate.bot.lab import health, locks, quarantine, results
+from qnn_migrate.bot.lab.adb import Adb, AdbConfigError
+from qnn_migrate.bot.lab.host_config import HostConfig
+from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE
+from qnn_migrate.bot.model import Shard, ShardResult, Status
 
 DEVICE_WORKSPACE = "/data/local/tmp/qnn_executorch_test"
 TEST_SCRIPT = "backends/qualcomm/tests/test_qnn_delegate.py"

@@ -32,7 +32,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 
 MAX_XML_BYTES = 32 * 1024 * 1024
 MAX_TEXT_CHARS = 32 * 1024 * 1024

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.baseline import BRANCH, DIRECTORY, RunInfo, SocBaseline
-from bot.model import ShardResult, Status
+from qnn_migrate.bot.model import ShardResult, Status
+from qnn_migrate.bot.nightly.baseline import BRANCH, DIRECTORY, RunInfo, SocBaseline
 
 MARKER = "<!-- qnn-nightly-issue -->"
 TITLE = "QNN nightly device tests: new failures, fixes and flaky tests"

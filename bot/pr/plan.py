@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot import balance
-from bot.catalog import Catalog, Limits
-from bot.commands import Command
-from bot.model import ModelError, Shard
+from qnn_migrate.bot.catalog import Catalog, Limits
+from qnn_migrate.bot.model import ModelError, Shard
+from qnn_migrate.bot.pr import balance
+from qnn_migrate.bot.pr.commands import Command
 
 ADHOC = "tests"  # the pseudo-matrix of test ids named in a comment
 

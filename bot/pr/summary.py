@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.model import Baseline, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult, Verdict
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.model import SHA_RE, SOC_RE, TEST_ID_RE, Baseline, ShardResult, Status
+from qnn_migrate.bot.model import SHA_RE, SOC_RE, TEST_ID_RE, Baseline, ShardResult, Status
 
 SCHEMA = 1
 DEFAULT_WINDOW = 14

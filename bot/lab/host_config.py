@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.adb import AdbConfigError, check_host, check_serial
-from bot.model import SOC_RE, Shard
+from qnn_migrate.bot.lab.adb import AdbConfigError, check_host, check_serial
+from qnn_migrate.bot.model import SOC_RE, Shard
 
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

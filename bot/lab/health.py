@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bot.adb import AdbReply
+from qnn_migrate.bot.lab.adb import AdbReply
 
 WORK_DIR = "/data/local/tmp"
 DEFAULT_MIN_FREE_MB = 2048
-PLATFORMS_PATH = Path(__file__).with_name("data") / "board_platforms.toml"
+PLATFORMS_PATH = Path(__file__).parents[1] / "data" / "board_platforms.toml"
 FIX_HINTS = {
     "offline": "replug the USB cable or restart adbd (`adb -s SERIAL reconnect`)",
     "unauthorized": "unlock the phone and accept the USB-debugging prompt for this host's key",

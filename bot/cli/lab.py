@@ -19,9 +19,10 @@ from typing import Any, NoReturn
 
 import click
 
-from bot import baseline as baseline_mod
-from bot import host_config, nightly, quarantine, results
-from bot.model import ModelError, Shard, ShardResult, reconcile
+from qnn_migrate.bot.lab import host_config, quarantine, results
+from qnn_migrate.bot.model import ModelError, Shard, ShardResult, reconcile
+from qnn_migrate.bot.nightly import baseline as baseline_mod
+from qnn_migrate.bot.nightly import issue as nightly
 
 EXIT_FAILED = 1
 EXIT_INPUT = 2
@@ -144,7 +145,7 @@ def device_matrix(
     shards_file: Path, sha: str | None, pr: int | None, catalog_path: Path | None
 ) -> None:
     """Check a shard list and print `matrix=...`, `shards=...`, `count=...` for $GITHUB_OUTPUT."""
-    from bot import catalog as catalog_mod
+    from qnn_migrate.bot import catalog as catalog_mod
 
     try:
         catalog = catalog_mod.load(catalog_path)
@@ -210,8 +211,8 @@ def run_shard(
     """
     from dataclasses import replace
 
-    from bot import catalog as catalog_mod
-    from bot.runner import Runner, RunSettings, scrub_env
+    from qnn_migrate.bot import catalog as catalog_mod
+    from qnn_migrate.bot.lab.runner import Runner, RunSettings, scrub_env
 
     try:
         shards = parse_shards(_read(shard_path, "the shard"), str(shard_path))
@@ -263,8 +264,8 @@ def device() -> None:
 @HOST_CONFIG_OPTION
 def device_check(serial: str, soc: str | None, host_config_path: Path | None) -> None:
     """Health-check one phone; a pass lifts its quarantine. Prints the verdict as JSON."""
-    from bot import health
-    from bot.adb import Adb, AdbConfigError
+    from qnn_migrate.bot.lab import health
+    from qnn_migrate.bot.lab.adb import Adb, AdbConfigError
 
     host = _host(host_config_path)
     expected = soc or next((d.soc for d in host.devices if d.serial == serial), None)

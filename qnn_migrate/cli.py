@@ -13,14 +13,20 @@ import click
 # name -> "module:attribute" of a click command or group. Each part of the project owns
 # its own lines here; keep them sorted by name.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "bot": ("bot.cli:bot", "PR-comment commands and device runs of the QNN test matrices."),
-    "matrix": ("bot.cli:matrix", "List and show the QNN test matrices, SoCs and backends."),
+    "bot": (
+        "qnn_migrate.bot.cli.main:bot",
+        "PR-comment commands and device runs of the QNN test matrices.",
+    ),
+    "matrix": (
+        "qnn_migrate.bot.cli.main:matrix",
+        "List and show the QNN test matrices, SoCs and backends.",
+    ),
     "passes": (
         "qnn_passes.cli:passes",
         "Inspect the QNN pass pipeline (needs the [passes] extra).",
     ),
     "rewrite": (
-        "codemods.cli:rewrite",
+        "qnn_migrate.codemods.cli:rewrite",
         "Rewrite to_edge_transform_and_lower_to_qnn calls to to_edge_transform_and_lower.",
     ),
 }

@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.catalog import Catalog
-from bot.commands import Action, Command
-from bot.model import Status, Verdict
-from bot.state import MARKER, Phase, RunState
-from bot.summary import Failure, Group, Summary
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.model import Status, Verdict
+from qnn_migrate.bot.pr.commands import Action, Command
+from qnn_migrate.bot.pr.state import MARKER, Phase, RunState
+from qnn_migrate.bot.pr.summary import Failure, Group, Summary
 
 COMMENT_LIMIT = 65536  # GitHub's cap on a comment body
 MESSAGE_CHARS = 300

@@ -1,0 +1,1 @@
+"""Click entry points of the bot; the only readers of the environment."""

@@ -1,0 +1,1 @@
+"""GitHub access: the gateway protocol, the one PyGithub module, and settings."""

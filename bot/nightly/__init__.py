@@ -1,0 +1,1 @@
+"""The nightly run: per-SoC baselines and the one nightly issue."""

@@ -1,0 +1,1 @@
+"""The PR comment handler: runs on GitHub-hosted jobs (grammar, authorization, dispatch, planning, the report)."""
