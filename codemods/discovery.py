@@ -1,0 +1,314 @@
+"""Which files a run takes: the walk of the PATH arguments, exclusions and git's ignore files.
+
+Exclusion patterns (``exclude``, ``extend-exclude``) are matched as ruff matches them: a
+pattern matches a file or directory by its name, or by its path relative to the project root
+(the directory holding the configuration, else the current directory), with ``fnmatch``
+wildcards (``*`` also crosses ``/``). Git's ignore files (``.gitignore`` at every level and
+``.git/info/exclude``) are read with ``pathspec``'s implementation of git's rules, not a
+parser of our own: a deeper file wins over a shallower one, ``.gitignore`` over
+``info/exclude``, and the last matching line of a file decides (``!`` re-includes).
+
+Entries are tested when the walk meets them, so a directory named on the command line is
+walked even if it lies inside an excluded or ignored directory; a line of an ignore file
+above it that ignores it (or a directory above it) is not applied below it. Files named on
+the command line are always taken unless ``force_exclude`` is set.
+
+Nothing is skipped silently: a directory that cannot be read, a symbolic link that loops,
+and an explicit path that cannot be resolved are returned as errors. Symbolic links below a
+PATH are not followed (a link could lead out of the tree, or make the run write through it);
+they are listed in ``links`` for ``-v``.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pathspec
+
+# Never entered when walking a directory argument, unless `exclude` replaces this list
+# (virtualenvs are also recognised by their pyvenv.cfg, whatever the list).
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    ".eggs",
+    "*.egg-info",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "site-packages",
+)
+LOOP = "is a symbolic link loop (it resolves to itself); skipped"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to exclude; patterns are relative to ``root``."""
+
+    root: str
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+
+
+@dataclass
+class Found:
+    """The files to process, in walk order, and what could not be walked."""
+
+    files: list[str] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    links: list[str] = field(default_factory=list)  # symbolic links not followed
+
+
+def exclusion(patterns: Sequence[str]) -> Callable[[str, str], bool]:
+    """Whether a name or relative path matches one of ``patterns`` (as ``fnmatch.fnmatch``):
+    one compiled expression for all of them, as the tree has thousands of entries."""
+    if not patterns:
+        return lambda name, relative: False
+    either = re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in patterns))
+
+    def excluded(name: str, relative: str) -> bool:
+        normcase = os.path.normcase
+        return bool(either.match(normcase(name)) or either.match(normcase(relative)))
+
+    return excluded
+
+
+# -- git's ignore files ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Ignore:
+    """One ignore file's patterns, which apply to paths relative to ``base``."""
+
+    base: str  # absolute directory the patterns are relative to
+    spec: pathspec.GitIgnoreSpec
+
+
+def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        errors.append((path, f"cannot be read ({error.strerror or error}); its rules not applied"))
+        return None
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return _Ignore(base, spec) if spec.patterns else None
+
+
+def _git_root(directory: str) -> str | None:
+    """The work tree holding ``directory``: the nearest ancestor with a ``.git`` entry."""
+    current = directory
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _chain(root: str, directory: str) -> list[str]:
+    """``root``, then each directory down to ``directory`` (inclusive)."""
+    folders = [directory]
+    while folders[0] != root:
+        folders.insert(0, os.path.dirname(folders[0]))
+    return folders
+
+
+def _ignore_files(
+    root: str, folders: Sequence[str], errors: list[tuple[str, str]]
+) -> list[_Ignore]:
+    """``.git/info/exclude`` of the work tree at ``root``, then the ``.gitignore`` of each
+    of ``folders``: shallowest (weakest) first."""
+    candidates = [(os.path.join(root, ".git", "info", "exclude"), root)]
+    candidates += [(os.path.join(folder, ".gitignore"), folder) for folder in folders]
+    found = [_read_ignore(path, base, errors) for path, base in candidates]
+    return [i for i in found if i is not None]
+
+
+def _above(directory: str, errors: list[tuple[str, str]]) -> list[_Ignore]:
+    """The ignore files that apply inside ``directory`` from outside it, weakest first.
+    Lines that ignore ``directory`` itself (or an ancestor) are dropped: it was named."""
+    root = _git_root(directory)
+    if root is None:
+        return []
+    found = _ignore_files(root, _chain(root, directory)[:-1], errors)
+    named = [_without_lines_matching(i, directory) for i in found]
+    return [i for i in named if i is not None]
+
+
+def _without_lines_matching(ignore: _Ignore, directory: str) -> _Ignore | None:
+    relative = os.path.relpath(directory, ignore.base).replace(os.sep, "/")
+    if relative == ".":
+        return ignore
+    parts = relative.split("/")
+    ancestors = ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
+    kept = [
+        p
+        for p in ignore.spec.patterns
+        if p.include is None or not any(p.match_file(a) is not None for a in ancestors)
+    ]
+    return _Ignore(ignore.base, pathspec.GitIgnoreSpec(kept)) if kept else None
+
+
+def _ignored(ignores: Sequence[_Ignore], path: str, is_dir: bool) -> bool:
+    """Git's verdict for ``path`` (absolute): the deepest ignore file with a matching line
+    decides, and within it the last matching line."""
+    for ignore in reversed(ignores):
+        if not path.startswith(ignore.base + os.sep):
+            continue  # a deeper file's lines apply below its directory only
+        relative = path[len(ignore.base) + 1 :].replace(os.sep, "/")
+        if is_dir:
+            relative += "/"
+        verdict = ignore.spec.check_file(relative).include
+        if verdict is not None:
+            return verdict
+    return False
+
+
+# -- the walk --------------------------------------------------------------------------------
+class _Matcher:
+    """Exclusion patterns and ignore files, relative to the project root."""
+
+    def __init__(self, selection: Selection) -> None:
+        self.root = os.path.abspath(selection.root)
+        self.directory_excluded = exclusion((*selection.exclude, *selection.extend_exclude))
+        self.file_excluded = self.directory_excluded
+        self.gitignore = selection.respect_gitignore
+
+    def relative(self, path: str) -> str:
+        """``path`` (absolute) relative to the root, or absolute outside it (where only
+        patterns without a directory part can match, as the name is matched too)."""
+        if path.startswith(self.root + os.sep):
+            return path[len(self.root) + 1 :].replace(os.sep, "/")
+        return path.replace(os.sep, "/")
+
+    def excluded(self, path: str) -> bool:
+        """For --force-exclude: ``path``, or a directory between it and the project root, is
+        excluded; or git ignores it (or a directory above it)."""
+        absolute = os.path.abspath(path)
+        inside = absolute.startswith(self.root + os.sep)
+        current = absolute
+        while True:
+            if self.directory_excluded(os.path.basename(current), self.relative(current)):
+                return True
+            current = os.path.dirname(current)
+            if not inside or current == self.root or not current.startswith(self.root):
+                break
+        if not self.gitignore:
+            return False
+        root = _git_root(os.path.dirname(absolute))
+        if root is None:
+            return False
+        folders = _chain(root, os.path.dirname(absolute))
+        ignores = _ignore_files(root, folders, [])
+        # Git's rule: a path inside an ignored directory is ignored.
+        return _ignored(ignores, absolute, os.path.isdir(absolute)) or any(
+            _ignored(ignores, folder, True) for folder in folders[1:]
+        )
+
+
+def discover(paths: Sequence[str], selection: Selection) -> Found:
+    """The Python files under ``paths``, each once, in a stable order, and the errors met."""
+    found = Found()
+    matcher = _Matcher(selection)
+    seen: set[str] = set()
+    for given in paths:
+        try:
+            os.stat(given)
+        except OSError as error:
+            found.errors.append((given, _unresolvable(given, error)))
+            continue
+        if not os.path.isdir(given):
+            if selection.force_exclude and matcher.excluded(given):
+                continue
+            real = os.path.realpath(given)
+            if real not in seen:
+                seen.add(real)
+                found.files.append(given)
+            continue
+        if selection.force_exclude and matcher.excluded(given):
+            continue
+        _walk(given, matcher, found, seen)
+    return found
+
+
+def _unresolvable(path: str, error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return LOOP
+    if error.errno == errno.ENOENT and os.path.islink(path):
+        return "is a symbolic link to a path that does not exist; skipped"
+    return f"cannot be read ({error.strerror or error}); skipped"
+
+
+def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
+    absolute_root = os.path.abspath(given)
+    real_root = os.path.realpath(given)
+    errors = found.errors
+    base_ignores = _above(absolute_root, errors) if matcher.gitignore else []
+    directory_excluded = matcher.directory_excluded
+    file_excluded = matcher.file_excluded
+    relative_to_project = matcher.relative
+    # (path as given, absolute path, path relative to the argument, ignore files in force)
+    stack: list[tuple[str, str, str, list[_Ignore]]] = [(given, absolute_root, "", base_ignores)]
+    while stack:
+        directory, absolute, relative, ignores = stack.pop()
+        try:
+            with os.scandir(directory) as iterator:
+                entries = sorted(iterator, key=lambda e: e.name)
+        except OSError as error:
+            errors.append((directory, f"directory cannot be read ({error.strerror or error})"))
+            continue
+        names = {e.name for e in entries}
+        if relative and "pyvenv.cfg" in names:
+            continue  # a virtualenv
+        if matcher.gitignore and ".gitignore" in names:
+            own = _read_ignore(os.path.join(absolute, ".gitignore"), absolute, errors)
+            if own is not None:
+                ignores = [*ignores, own]
+        subdirectories = []
+        for entry in entries:
+            name = entry.name
+            rel = f"{relative}/{name}" if relative else name
+            entry_absolute = f"{absolute}{os.sep}{name}"
+            if entry.is_symlink():
+                try:
+                    os.stat(entry.path)
+                except OSError as error:
+                    if error.errno == errno.ELOOP:
+                        errors.append((entry.path, LOOP))
+                        continue
+                found.links.append(entry.path)
+                continue  # never followed: out of the tree, or a write through a link
+            if entry.is_dir():
+                if directory_excluded(name, relative_to_project(entry_absolute)):
+                    continue
+                if ignores and _ignored(ignores, entry_absolute, True):
+                    continue
+                subdirectories.append((entry.path, entry_absolute, rel, ignores))
+            elif name.endswith(".py"):
+                if file_excluded(name, relative_to_project(entry_absolute)):
+                    continue
+                if ignores and _ignored(ignores, entry_absolute, False):
+                    continue
+                # No links are followed below a root, so root + relative path is unique.
+                key = os.path.join(real_root, rel)
+                if key not in seen:
+                    seen.add(key)
+                    found.files.append(entry.path)
+        stack += reversed(subdirectories)  # files first, then directories, sorted
