@@ -1,0 +1,164 @@
+"""What a run prints: text for people, JSON for programs, workflow commands for GitHub.
+
+Pure: a :class:`RunReport` in, text out. The format chosen never changes what is written to
+the files, only what is printed. Every diagnostic reads ``path:line:col: message`` (1-based
+line and column, as editors and CI logs link them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["rewritten", "unfixable", "error", "info"]
+Mode = Literal["write", "diff", "check"]
+FORMATS = ("text", "json", "github")
+
+
+@dataclass(frozen=True, order=True)
+class Site:
+    """One place the run has something to say about: 1-based line and column."""
+
+    path: str
+    line: int
+    column: int
+    kind: Kind
+    reason: str
+    group: str = ""  # sites with the same group are counted together when folded
+
+    def render(self) -> str:
+        """``path:line:col: message``."""
+        prefix = "error: " if self.kind == "error" else ""
+        return f"{self.path}:{self.line}:{self.column}: {prefix}{self.reason}"
+
+
+@dataclass
+class RunReport:
+    """Everything a run found, in the order the files were given."""
+
+    mode: Mode
+    target: str
+    scanned: int = 0
+    changed: list[str] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)  # symbolic links not followed
+
+    def of_kind(self, kind: Kind) -> list[Site]:
+        return [s for s in self.sites if s.kind == kind]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary(report: RunReport) -> str:
+    """The one-line summary."""
+    verb = {"write": "rewritten", "diff": "would change", "check": "would change"}[report.mode]
+    rewritten = len(report.of_kind("rewritten"))
+    parts = [
+        f"{_plural(report.scanned, 'file')} scanned",
+        f"{len(report.changed)} {verb} ({_plural(rewritten, 'call site')})",
+        f"{_plural(len(report.of_kind('unfixable')), 'site')} left for you",
+        _plural(len(report.of_kind("error")), "error"),
+    ]
+    return "qnn-migrate rewrite: " + ", ".join(parts)
+
+
+def text(report: RunReport, verbosity: int) -> list[str]:
+    """The lines for standard error. ``verbosity``: -2 nothing, -1 the summary only, 0 the
+    files, the errors and the sites left for you counted per reason, 1 every site."""
+    if verbosity <= -2:
+        return []
+    if verbosity == -1:
+        return [summary(report)]
+    verb = "rewrote" if report.mode == "write" else "would rewrite"
+    lines = [f"{verb}: {path}" for path in report.changed]
+    lines += [s.render() for s in report.of_kind("error")]
+    kinds: tuple[Kind, ...] = ("unfixable", "info")
+    for kind in kinds:
+        sites = report.of_kind(kind)
+        if verbosity >= 1:
+            lines += [s.render() for s in sites]
+        elif sites:
+            lines += _folded(sites, kind)
+    if verbosity >= 1:
+        lines += [f"{link}: symbolic link, not followed" for link in report.links]
+    lines.append(summary(report))
+    return lines
+
+
+def _folded(sites: list[Site], kind: str) -> list[str]:
+    counts = Counter(s.group or s.reason for s in sites)
+    first: dict[str, str] = {}
+    for s in sites:
+        first.setdefault(s.group or s.reason, s.reason)
+    what = "left for you" if kind == "unfixable" else "noted"
+    lines = [f"{_plural(len(sites), 'site')} {what}, by reason (-v lists each, as path:line:col):"]
+    width = len(str(max(counts.values())))
+    lines += [f"  {n:>{width}} x {first[key]}" for key, n in counts.most_common()]
+    return lines
+
+
+def as_json(report: RunReport) -> str:
+    """One record per site (path, line, column, kind, reason, target), and the totals."""
+    return json.dumps(
+        {
+            "files_scanned": report.scanned,
+            "files_changed": report.changed,
+            "target": report.target,
+            "sites": [
+                {
+                    "path": s.path,
+                    "line": s.line,
+                    "column": s.column,
+                    "kind": s.kind,
+                    "reason": s.reason,
+                    "target": report.target,
+                }
+                for s in report.sites
+            ],
+        },
+        indent=2,
+    )
+
+
+def escape_data(value: str) -> str:
+    """A workflow command's message, escaped as GitHub's runner unescapes it."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """A workflow command's property value: the message's escapes, and ``:`` and ``,``."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(report: RunReport) -> list[str]:
+    """``::error``/``::warning``/``::notice`` workflow commands, one per site, so GitHub
+    shows them as annotations on the pull request."""
+    level = {
+        "rewritten": "error" if report.mode != "write" else "notice",
+        "unfixable": "warning",
+        "error": "error",
+        "info": "notice",
+    }
+    title = {
+        "rewritten": "qnn-migrate: would rewrite" if report.mode != "write" else "qnn-migrate",
+        "unfixable": "qnn-migrate: left for you",
+        "error": "qnn-migrate: error",
+        "info": "qnn-migrate",
+    }
+    lines = []
+    for s in report.sites:
+        properties = ",".join(
+            f"{key}={escape_property(value)}"
+            for key, value in (
+                ("file", s.path),
+                ("line", str(s.line)),
+                ("col", str(s.column)),
+                ("title", title[s.kind]),
+            )
+        )
+        lines.append(f"::{level[s.kind]} {properties}::{escape_data(s.reason)}")
+    return lines
