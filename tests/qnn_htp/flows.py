@@ -1,0 +1,86 @@
+"""The lowering flows compared on real QNN, by name: each maps (model, inputs, specs) to an EdgeProgramManager.
+
+* ``deprecated``: ExecuTorch's ``to_edge_transform_and_lower_to_qnn``;
+* ``migrated``: ``qnn_passes``' API with the generic ``to_edge_transform_and_lower``.
+
+Another flow is one more entry in :data:`FLOWS` (a function with the same signature); every
+test and the benchmark pick flows by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Flow = Callable[..., Any]
+
+
+def deprecated(
+    model: Any,
+    inputs: Any,
+    specs: Any,
+    *,
+    dynamic_shapes: Any = None,
+    convert_linear_to_conv2d: bool = False,
+    **kwargs: Any,
+) -> Any:
+    from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+
+    return to_edge_transform_and_lower_to_qnn(
+        model,
+        inputs,
+        specs,
+        dynamic_shapes=dynamic_shapes,
+        convert_linear_to_conv2d=convert_linear_to_conv2d,
+        **kwargs,
+    )
+
+
+def migrated(
+    model: Any,
+    inputs: Any,
+    specs: Any,
+    *,
+    dynamic_shapes: Any = None,
+    convert_linear_to_conv2d: bool = False,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+    constant_methods: dict[str, Any] | None = None,
+) -> Any:
+    from executorch.exir import to_edge_transform_and_lower
+
+    from qnn_passes import (
+        qnn_compile_config,
+        qnn_export,
+        qnn_manager_context,
+        qnn_partitioners,
+        qnn_transform_passes,
+    )
+
+    programs = qnn_export(model, inputs, dynamic_shapes, compiler_specs=specs)
+    transform = qnn_transform_passes(
+        programs,
+        specs,
+        skip_node_id_set=skip_node_id_set,
+        skip_node_op_set=skip_node_op_set,
+        convert_linear_to_conv2d=convert_linear_to_conv2d,
+    )
+    partitioners = qnn_partitioners(
+        programs,
+        specs,
+        skip_node_id_set=skip_node_id_set,
+        skip_node_op_set=skip_node_op_set,
+        skip_mutable_buffer=skip_mutable_buffer,
+    )
+    with qnn_manager_context(specs, programs):
+        return to_edge_transform_and_lower(
+            programs,
+            transform_passes=transform,
+            partitioner=partitioners,
+            constant_methods=constant_methods,
+            compile_config=qnn_compile_config(),
+        )
+
+
+FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated}

@@ -1,0 +1,34 @@
+"""What the fork server holds before it forks a lowering child: imports and the ABI bridge, no lowering.
+
+:mod:`qnn_htp.fresh` starts Python's multiprocessing fork server with this module preloaded
+and ``QNN_HTP_SERVER=1`` set. On import it then loads torch, ExecuTorch's QNN modules, the
+portable runtime and ``qnn_passes``, and installs the ABI bridge (:mod:`qnn_htp.abi`) for the
+root in ``QNN_SDK_ROOT``. Every child is a fork of that state: nothing was ever lowered in it,
+so QNN's process-wide counters start where a fresh process starts them. In any other process
+importing this module does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from qnn_htp.abi import AbiState
+
+SERVER_FLAG = "QNN_HTP_SERVER"
+STATE: AbiState | None = None
+
+
+def _prepare() -> AbiState:
+    import torch  # noqa: F401  (first: see qnn_htp.abi)
+    from executorch.backends.qualcomm.utils import utils  # noqa: F401
+    from executorch.extension.pybindings import portable_lib  # noqa: F401
+
+    import qnn_passes.api  # noqa: F401
+    from qnn_htp.abi import install
+
+    return install(Path(os.environ["QNN_SDK_ROOT"]))
+
+
+if os.environ.get(SERVER_FLAG) == "1":
+    STATE = _prepare()

@@ -1,0 +1,82 @@
+"""The tier's own machinery on real QNN: SDK layout, ABI bridge, fresh processes, masking, numerics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qnn_htp import abi, probes
+from qnn_htp.compare import check_close, mask_signatures, signatures
+from qnn_htp.fresh import FreshRunner
+from qnn_htp.lowering import LoweringSpec, lower
+from qnn_htp.sdk import HOST_LIBS, QnnSdk
+
+pytestmark = pytest.mark.qnn_htp
+LINEAR = LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "deprecated")
+
+
+def test_sdk_root_is_laid_out_like_an_sdk(qnn_sdk: QnnSdk) -> None:
+    assert (qnn_sdk.host_libs / "libQnnHtp.so").is_file()
+    assert (qnn_sdk.host_libs / "libQnnSystem.so").is_file()
+    env = qnn_sdk.environment()
+    assert env["QNN_SDK_ROOT"] == str(qnn_sdk.root)
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == str(qnn_sdk.root / HOST_LIBS)
+    if qnn_sdk.origin == "wheel":
+        assert not list(qnn_sdk.host_libs.glob("libonnxruntime*"))
+        assert list((qnn_sdk.root / "lib" / "onnxruntime_qnn.libs").glob("libc++*"))
+
+
+def test_bridge_only_for_a_newer_htp_api(qnn: FreshRunner) -> None:
+    state = qnn.run(probes.abi_state)
+    assert state["bridged"] == abi.needs_bridge(state["htp_api"])
+    # The adaptor's own release (QAIRT 2.37) is never bridged; the wheel's QNN 2.51 is.
+    assert not abi.needs_bridge((5, 37, 0))
+    assert abi.needs_bridge((5, 51, 0))
+
+
+def test_bridge_is_what_makes_device_creation_work(qnn: FreshRunner, qnn_sdk: QnnSdk) -> None:
+    state = qnn.run(probes.abi_state)
+    if not state["bridged"]:
+        pytest.skip("this QNN library takes the adaptor's layout; nothing is bridged")
+    assert qnn.run(probes.bridge_calls, LINEAR) >= 1
+    error = qnn.run(probes.lower_unbridged, LINEAR)
+    assert error, "lowering without the bridge succeeded: the bridge is not needed (or not removed)"
+
+
+def test_fresh_children_byte_match_and_one_process_does_not(qnn: FreshRunner) -> None:
+    first, second = qnn.run_many(lower, [(LINEAR,), (LINEAR,)])
+    assert first.delegates == {"forward": 1} and first.backends == ["QnnBackend"]
+    # The signature is a compile-time timestamp: it differs, and masking removes exactly it.
+    assert signatures(first.payloads[0]) != signatures(second.payloads[0])
+    assert first.payloads[0] != second.payloads[0]
+    assert mask_signatures(first.payloads[0]) == mask_signatures(second.payloads[0])
+    assert mask_signatures(first.pte) == mask_signatures(second.pte)
+    # Control: two lowerings in one process never byte-match (process-wide QNN counters).
+    again, twice = qnn.run(probes.lower_twice, LINEAR)
+    assert mask_signatures(again.payloads[0]) == mask_signatures(first.payloads[0])
+    assert mask_signatures(twice.payloads[0]) != mask_signatures(again.payloads[0])
+
+
+def test_masking_keeps_everything_but_the_signature() -> None:
+    header = (
+        bytes.fromhex("cdab7856") + (123456789).to_bytes(8, "little") + (4).to_bytes(8, "little")
+    )
+    data = b"xx" + header + b"QNN!" + b"tail"
+    masked = mask_signatures(data)
+    assert masked == b"xx" + header[:4] + bytes(8) + header[12:] + b"QNN!tail"
+    assert signatures(data) == [123456789]
+    # A magic whose size field does not fit is not a header: left alone.
+    stray = bytes.fromhex("cdab7856") + bytes(8) + (1 << 40).to_bytes(8, "little")
+    assert mask_signatures(stray) == stray
+
+
+def test_numeric_check_rejects_zeros_and_noise() -> None:
+    rng = np.random.default_rng(0)
+    reference = rng.standard_normal((4, 16)).astype(np.float32)
+    close = reference + 1e-3 * rng.standard_normal(reference.shape).astype(np.float32)
+    check_close([close], [reference], min_snr_db=40, max_rel_error=0.01)
+    for bad in (np.zeros_like(reference), reference + 0.3, -reference, reference[::-1].copy()):
+        with pytest.raises(AssertionError):
+            check_close([bad], [reference], min_snr_db=40, max_rel_error=0.01)
+    # ExecuTorch's own quantized check (atol 0.1, rtol 1) lets an all-zero output through.
+    assert np.allclose(np.zeros_like(reference), reference, atol=0.1, rtol=1.0)
