@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -169,3 +169,82 @@ def check(
             free_mb=free_mb,
         )
     return Health(serial, True, "", soc=soc, fingerprint=fingerprint, free_mb=free_mb)
+
+
+# ------------------------------------------------------------------ x86-simulator hosts
+
+SIMULATOR = "x86-simulator"
+HTP_LIBRARY = "lib/x86_64-linux-clang/libQnnHtp.so"
+RUNNER_IN_BUILD = "examples/qualcomm/executor_runner/qnn_executor_runner"
+_LOADER_ERRORS = ("error while loading shared libraries", "exec format error", "not found")
+
+
+def simulator_runner_path(qnn_executor_runner: str | None, build_folder: str, checkout: str) -> str:
+    """Where the harness will look for the x86 runner: ``QNN_EXECUTOR_RUNNER``, else the build."""
+    if qnn_executor_runner:
+        return qnn_executor_runner
+    base = build_folder if build_folder.startswith("/") else f"{checkout}/{build_folder}"
+    return f"{base.rstrip('/')}/{RUNNER_IN_BUILD}"
+
+
+def check_simulator(
+    *,
+    qnn_sdk_root: str | None,
+    runner: str,
+    work_dir: str,
+    min_free_mb: int,
+    is_file: Callable[[str], bool],
+    is_executable: Callable[[str], bool],
+    probe: Callable[[list[str]], tuple[int | None, str]],
+    free_mb: Callable[[str], int | None],
+) -> Health:
+    """Is this host fit to run a simulator shard? The SDK, the x86 runner, disk; no adb.
+
+    ``probe`` runs a command and returns (exit code or None if it could not start, output);
+    the runner is started with ``--help``: any exit code will do, as long as the loader
+    found its libraries and the file is an x86-64 program.
+    """
+    if not qnn_sdk_root:
+        return Health(
+            SIMULATOR,
+            False,
+            "qnn_sdk_root is not set in the host config; point it at the QNN SDK (QAIRT) root",
+        )
+    library = f"{qnn_sdk_root.rstrip('/')}/{HTP_LIBRARY}"
+    if not is_file(library):
+        return Health(
+            SIMULATOR,
+            False,
+            f"{library} is missing: qnn_sdk_root must be a QNN SDK root with the x86-64 HTP "
+            "simulator libraries",
+        )
+    if not is_file(runner) or not is_executable(runner):
+        return Health(
+            SIMULATOR,
+            False,
+            f"the x86 qnn_executor_runner {runner} is missing or not executable; build it with "
+            "backends/qualcomm/scripts/build.sh (see docs/runners.md) and set "
+            "qnn_executor_runner in the host config",
+        )
+    code, text = probe([runner, "--help"])
+    lowered = text.lower()
+    if code is None or code in (126, 127) or any(e in lowered for e in _LOADER_ERRORS):
+        first = text.strip().splitlines()[0][:200] if text.strip() else f"exit {code}"
+        return Health(
+            SIMULATOR,
+            False,
+            f"the x86 qnn_executor_runner {runner} does not start ({first}); rebuild it or "
+            "fix LD_LIBRARY_PATH in the host config's [env]",
+        )
+    free = free_mb(work_dir)
+    if free is None:
+        return Health(SIMULATOR, False, f"cannot read free space on {work_dir}")
+    if free < min_free_mb:
+        return Health(
+            SIMULATOR,
+            False,
+            f"{work_dir} has {free} MB free, needs {min_free_mb} MB; clean the runner's work "
+            "directory",
+            free_mb=free,
+        )
+    return Health(SIMULATOR, True, "", free_mb=free)

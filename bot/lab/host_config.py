@@ -25,6 +25,17 @@ keeps a small TOML file (``qnn-migrate bot run-shard --host-config FILE``)::
     [board_platforms]                          # ro.board.platform -> SoC, beyond the bundled table
     pineapple = "SM8650"
 
+A host with no phones runs simulator shards on the x86-64 HTP simulator::
+
+    kind = "x86-simulator"
+    qnn_executor_runner = "/srv/qnn/build-x86/examples/qualcomm/executor_runner/qnn_executor_runner"
+    backends = ["htp"]                         # what this host can run (default for the kind)
+    [unsupported_tests]                        # id or class -> why this host cannot run it
+    "TestQNNFloatingPointUtils.test_qnn_backend_dump_intermediate_outputs" = "no etdump here"
+
+``python`` may be a wrapper script (one that sets ``LD_LIBRARY_PATH`` or activates a
+venv, say): the runner runs it as given and never assumes it is an interpreter binary.
+
 Parsing is pure; the file is read by ``device_cli``.
 """
 
@@ -37,10 +48,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qnn_migrate.bot.lab.adb import AdbConfigError, check_host, check_serial
-from qnn_migrate.bot.model import SOC_RE, Shard
+from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, Shard
 
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CLASS_RE = re.compile(r"^Test\w+$")
+PHONES = "phones"
+SIMULATOR = "x86-simulator"
+KINDS = (PHONES, SIMULATOR)
+# What each kind can run when the host config does not say. QNN's GPU backend does not
+# run on x86-64 ("TuningMode must be enabled on x86_64-linux-clang"), and LPAI is untried.
+DEFAULT_BACKENDS = {PHONES: ("htp", "gpu", "lpai"), SIMULATOR: ("htp",)}
 
 
 class HostConfigError(ValueError):
@@ -59,6 +77,7 @@ class DeviceEntry:
 class HostConfig:
     """Everything host-local the runner needs; every field has a usable default."""
 
+    kind: str = PHONES
     executorch_dir: str | None = None
     python: str = "python"
     adb: str = "adb"
@@ -73,6 +92,25 @@ class HostConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     devices: tuple[DeviceEntry, ...] = ()
     board_platforms: Mapping[str, str] = field(default_factory=dict)
+    qnn_executor_runner: str | None = None
+    backends: tuple[str, ...] = ()
+    unsupported_tests: Mapping[str, str] = field(default_factory=dict)
+    startup_timeout_s: float = 600.0
+
+    @property
+    def simulator(self) -> bool:
+        return self.kind == SIMULATOR
+
+    @property
+    def runnable_backends(self) -> tuple[str, ...]:
+        return self.backends or DEFAULT_BACKENDS[self.kind]
+
+    def unsupported(self, test_id: str) -> str | None:
+        """Why this host cannot run ``test_id`` (its own entry, else its class's), or None."""
+        reason = self.unsupported_tests.get(test_id)
+        if reason is None:
+            reason = self.unsupported_tests.get(test_id.partition(".")[0])
+        return reason
 
     def pool(self, soc: str) -> tuple[str, ...]:
         """Serials of this host's phones with ``soc``, in file order."""
@@ -144,6 +182,26 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
     ):
         raise HostConfigError(f"{where}: [board_platforms] must map platform names to SoC names")
 
+    unsupported = doc.get("unsupported_tests", {})
+    if not isinstance(unsupported, Mapping) or not all(
+        isinstance(v, str) and (TEST_ID_RE.match(k) or _CLASS_RE.match(k))
+        for k, v in unsupported.items()
+    ):
+        raise HostConfigError(
+            f"{where}: [unsupported_tests] must map test ids (TestClass.test_name) or test "
+            "classes to the reason this host cannot run them"
+        )
+    kind = _get(doc, "kind", str, PHONES, where)
+    if kind not in KINDS:
+        raise HostConfigError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    backends = doc.get("backends", [])
+    if not isinstance(backends, list) or not all(
+        isinstance(b, str) and re.match(r"^[a-z][a-z0-9]{0,15}$", b) for b in backends
+    ):
+        raise HostConfigError(f"{where}: backends must be a list of backend names like htp")
+    if kind == SIMULATOR and doc.get("devices"):
+        raise HostConfigError(f"{where}: an x86-simulator host has no [[devices]]")
+
     adb_host = _get(doc, "adb_host", str, None, where)
     if adb_host is not None:
         try:
@@ -151,6 +209,11 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         except AdbConfigError as exc:
             raise HostConfigError(f"{where}: {exc}") from exc
     config = HostConfig(
+        kind=kind,
+        qnn_executor_runner=_get(doc, "qnn_executor_runner", str, None, where),
+        backends=tuple(backends),
+        unsupported_tests={str(k): str(v) for k, v in unsupported.items()},
+        startup_timeout_s=_get(doc, "startup_timeout_s", float, base.startup_timeout_s, where),
         executorch_dir=_get(doc, "executorch_dir", str, None, where),
         python=_get(doc, "python", str, base.python, where),
         adb=_get(doc, "adb", str, base.adb, where),
@@ -166,8 +229,16 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         devices=tuple(devices),
         board_platforms={str(k).lower(): str(v).upper() for k, v in platforms.items()},
     )
-    if config.min_free_mb < 0 or config.lock_wait_s < 0 or config.logcat_lines < 0:
-        raise HostConfigError(f"{where}: min_free_mb, lock_wait_s and logcat_lines must be >= 0")
+    if (
+        config.min_free_mb < 0
+        or config.lock_wait_s < 0
+        or config.logcat_lines < 0
+        or config.startup_timeout_s <= 0
+    ):
+        raise HostConfigError(
+            f"{where}: min_free_mb, lock_wait_s and logcat_lines must be >= 0, "
+            "startup_timeout_s > 0"
+        )
     return config
 
 

@@ -13,8 +13,15 @@ and rewrites the XML after every test, so a crash still leaves what ran before i
 XML records the test that is running (``running`` property) and, at the end,
 ``complete="true"``.
 
+The per-test budget is an interval timer armed when a test starts (so importing the
+harness, about 10 s for ExecuTorch's, never counts) and re-fired every
+``REFIRE_S`` after the budget is spent: unittest's ``subTest`` records an exception raised
+inside it and goes on with the next subtest, so a one-shot alarm would bound only the first.
+
 Exit codes: 0 all passed, 1 some did not, 3 the wrapper cannot drive this script (no
-``setup_environment``): the caller then runs the script directly with ``-v``.
+``setup_environment``): the caller then runs the script directly with ``-v``; 4 the
+wrapper itself failed (it could not write the XML, say): the caller reports the tests it
+could not account for as INFRA, never as the change's fault.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ import xml.etree.ElementTree as ET
 from typing import Any, TextIO
 
 EXIT_UNUSABLE = 3
+EXIT_WRAPPER_FAULT = 4
+REFIRE_S = 0.5
 _ExcInfo = tuple[type[BaseException], BaseException, types.TracebackType | None]
 _FIXTURE_RE = re.compile(r"^(?P<name>\w+) \((?P<qual>[\w.]+)\)")
 # Characters XML 1.0 cannot carry at all (ANSI colour codes in an exception message are
@@ -86,6 +95,7 @@ class XmlTestResult(unittest.TextTestResult):
         self.running: _Case | None = None
         self.run_started = time.perf_counter()
         self.complete = False
+        self.fault: str | None = None
 
     # -- the recording --------------------------------------------------------------
 
@@ -125,7 +135,7 @@ class XmlTestResult(unittest.TextTestResult):
         self.running = case
         self.write()
         if self.per_test_timeout > 0:
-            signal.setitimer(signal.ITIMER_REAL, self.per_test_timeout)
+            signal.setitimer(signal.ITIMER_REAL, self.per_test_timeout, REFIRE_S)
 
     def stopTest(self, test: unittest.TestCase) -> None:
         if self.per_test_timeout > 0:
@@ -206,13 +216,24 @@ class XmlTestResult(unittest.TextTestResult):
         return root
 
     def write(self) -> None:
-        if not self.xml_path:
+        """Rewrite the XML; a failure is the wrapper's own fault, kept for the exit code.
+
+        The run goes on (the ``-v`` text on stderr still names every outcome), so one
+        unwritable file does not turn every later test into a crash of unittest.
+        """
+        if not self.xml_path or self.fault is not None:
             return
-        directory = os.path.dirname(os.path.abspath(self.xml_path))
-        fd, tmp = tempfile.mkstemp(prefix=".junit-", suffix=".xml", dir=directory)
-        with os.fdopen(fd, "wb") as handle:
-            ET.ElementTree(self.to_xml()).write(handle, encoding="utf-8", xml_declaration=True)
-        os.replace(tmp, self.xml_path)
+        try:
+            directory = os.path.dirname(os.path.abspath(self.xml_path))
+            fd, tmp = tempfile.mkstemp(prefix=".junit-", suffix=".xml", dir=directory)
+            with os.fdopen(fd, "wb") as handle:
+                ET.ElementTree(self.to_xml()).write(handle, encoding="utf-8", xml_declaration=True)
+            os.replace(tmp, self.xml_path)
+        except PerTestTimeout:
+            raise
+        except Exception as exc:
+            # Said at the end of the run: a line printed now would split a -v status line.
+            self.fault = f"could not write {self.xml_path}: {exc}"
 
 
 def _write_module_error(xml_path: str, suite: str, exc_type: str, message: str, text: str) -> None:
@@ -292,8 +313,22 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
     runner = unittest.TextTestRunner(stream=stream, verbosity=2, resultclass=XmlTestResult)
     program = unittest.main(module=module, argv=ut_argv, testRunner=runner, exit=False)
     result = program.result
+    fault = getattr(result, "fault", None)
+    if fault:
+        print(f"junit_wrapper: {fault}", file=stream)
+        return EXIT_WRAPPER_FAULT
     return 0 if result.wasSuccessful() and result.testsRun > 0 else 1
 
 
+def _main_guarded() -> int:
+    try:
+        return main()
+    except SystemExit:
+        raise
+    except BaseException:  # a bug here must read as the runner's fault, not the PR's
+        print(f"junit_wrapper: internal error:\n{traceback.format_exc()}", file=sys.stderr)
+        return EXIT_WRAPPER_FAULT
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main_guarded())

@@ -11,11 +11,18 @@ does comes from the JSON file named by FAKE_QNN_SCENARIO:
       "default": "pass",
       "class_errors": {"TestQNNQuantizedModel": "error" | "adb"},
       "duration_s": 0.0,
-      "durations": {"<id>": 0.05}
+      "durations": {"<id>": 0.05},
+      "import_delay_s": 0.0,
+      "daemon_pid_file": "/tmp/x.pid"
     }
 
 A behaviour is one of pass, fail (an output mismatch: AssertionError), error (an exception
-in the test), hang (sleeps until killed), crash (the process aborts), skip. Tests named in
+in the test), hang (sleeps until killed), crash (the process aborts), skip, hang_subtests
+(three subtests that each sleep until interrupted), daemon (starts a detached process in
+its own session that outlives the test; its pid goes to ``daemon_pid_file``), megaline
+(writes 64 MiB to stdout with no newline), symlink_out (leaves a symlink to /etc/passwd
+and one to a file beside it in the artifact folder). ``import_delay_s`` makes importing the module
+slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
 When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
 Tests are run by the real unittest machinery, directly or through bot/junit_wrapper.py.
@@ -61,6 +68,7 @@ def _scenario() -> dict:
 
 
 SCENARIO = _scenario()
+time.sleep(float(SCENARIO.get("import_delay_s", 0.0)))
 
 
 class TestQNN(unittest.TestCase):
@@ -115,6 +123,25 @@ class TestQNN(unittest.TestCase):
             self.skipTest("scenario skips this test")
         if behaviour == "hang":
             time.sleep(3600)
+        if behaviour == "hang_subtests":
+            for k in range(3):
+                with self.subTest(k=k):
+                    time.sleep(3600)
+        if behaviour == "daemon":
+            code = "import os, sys, time; os.setsid(); time.sleep(600)"
+            daemon = subprocess.Popen(
+                [sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL
+            )
+            with open(SCENARIO["daemon_pid_file"], "w") as handle:
+                handle.write(str(daemon.pid))
+        if behaviour == "symlink_out":
+            os.symlink("/etc/passwd", os.path.join(self.artifact_dir, "leak"))
+            os.symlink("inside.txt", os.path.join(self.artifact_dir, "fine"))
+        if behaviour == "megaline":
+            chunk = "x" * (1 << 20)
+            for _ in range(64):
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
         if behaviour == "crash":
             sys.stderr.flush()
             os.abort()

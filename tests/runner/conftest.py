@@ -63,6 +63,9 @@ def make_checkout(root: Path, script_text: str | None = None) -> tuple[Path, str
         shutil.copy(DOUBLES / "fake_test_qnn_delegate.py", target)
     else:
         target.write_text(script_text)
+    # The runner checks that `import executorch` resolves inside the checkout.
+    (checkout / "executorch").mkdir()
+    (checkout / "executorch" / "__init__.py").write_text('"""Stand-in package."""\n')
     git(checkout, "init", "-q", "-b", "main")
     git(checkout, "add", ".")
     git(checkout, "commit", "-q", "-m", "stand-in checkout")
@@ -93,6 +96,7 @@ class Lab:
             "FAKE_QNN_SCENARIO": str(self.scenario_path),
             "FAKE_QNN_ARGV_LOG": str(self.root / "argv.jsonl"),
             "QNN_SDK_ROOT": "",
+            "PYTHONPATH": str(self.checkout),
         }
 
     def host(self, **overrides: Any) -> HostConfig:
@@ -105,6 +109,25 @@ class Lab:
             devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
         )
         return replace(base, **overrides)
+
+    def simulator_host(self, **overrides: Any) -> HostConfig:
+        """An x86-simulator host: an SDK-shaped root and StubQnnExecutorRunner (a double)."""
+        sdk = self.root / "sdk"
+        lib = sdk / "lib" / "x86_64-linux-clang"
+        lib.mkdir(parents=True, exist_ok=True)
+        (lib / "libQnnHtp.so").write_bytes(b"\x7fELF stand-in; build v2.51.0.260929181845\0")
+        runner = self.root / "stub_qnn_executor_runner"
+        runner.write_text("#!/bin/sh\necho 'StubQnnExecutorRunner (test double): usage'\n")
+        runner.chmod(0o755)
+        fields: dict[str, Any] = {
+            "kind": "x86-simulator",
+            "devices": (),
+            "qnn_sdk_root": str(sdk),
+            "qnn_executor_runner": str(runner),
+            "min_free_mb": 1,
+        }
+        fields.update(overrides)
+        return self.host(**fields)
 
     def settings(self, out: str = "out", **overrides: Any) -> RunSettings:
         return RunSettings(

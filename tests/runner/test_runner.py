@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -334,7 +335,11 @@ def test_falls_back_to_verbose_text_when_the_wrapper_cannot_drive_the_script(
         "ut_args = setup_environment()", "ut_args = setup_env_renamed()"
     )
     checkout, sha = make_checkout(tmp_path / "other", text)
-    settings = lab.settings(executorch_dir=str(checkout), devices=lab.host().devices[:1])
+    settings = lab.settings(
+        executorch_dir=str(checkout),
+        devices=lab.host().devices[:1],
+        env={"PYTHONPATH": str(checkout)},
+    )
     result = Runner(settings).run(lab.shard(f"{FP}.test_qnn_backend_abs", sha=sha))
     assert result.ok
     assert (settings.out_dir / "attempt-1" / "fallback.txt").read_text().rstrip().endswith(" -v")
@@ -342,7 +347,7 @@ def test_falls_back_to_verbose_text_when_the_wrapper_cannot_drive_the_script(
 
 
 def test_simulator_shard_needs_no_phone(lab: Lab) -> None:
-    settings = lab.settings()
+    settings = replace(lab.settings(), host=lab.simulator_host())
     result = Runner(settings).run(lab.shard(f"{FP}.test_qnn_backend_abs", enable_x86_64=True))
     assert result.ok and result.device is None
     assert "--enable_x86_64" in result.command
@@ -354,7 +359,7 @@ def test_a_test_process_that_cannot_start_is_infra_and_does_not_blame_the_phone(
     settings = lab.settings(python=str(lab.root / "no-such-python"), devices=lab.host().devices[:1])
     result = Runner(settings).run(lab.shard(f"{FP}.test_qnn_backend_abs"))
     assert [r.status for r in result.results] == [Status.INFRA]
-    assert "could not start" in result.results[0].message
+    assert "no-such-python" in result.results[0].message
     assert quarantine.get(lab.state_dir, "PHONE_A") is None
 
 
