@@ -17,6 +17,15 @@ class DeprecationDataError(ValueError):
 
 
 @dataclass(frozen=True)
+class TargetSpec:
+    """One way of writing the replacement (``--target NAME``)."""
+
+    name: str
+    help: str
+    first_use: tuple[str, ...]  # the order in which the new code first evaluates each parameter
+
+
+@dataclass(frozen=True)
 class Deprecation:
     """One deprecated callable: where it lives, its parameters and what replaces it."""
 
@@ -29,6 +38,15 @@ class Deprecation:
     parameters: tuple[str, ...]
     required: frozenset[str]
     per_method: frozenset[str]
+    targets: tuple[TargetSpec, ...]  # the first is the default
+
+    def target(self, name: str) -> TargetSpec:
+        """The target called ``name``; ValueError naming the choices otherwise."""
+        for spec in self.targets:
+            if spec.name == name:
+                return spec
+        choices = ", ".join(t.name for t in self.targets)
+        raise ValueError(f"unknown target {name!r}; choose one of {choices}")
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,19 @@ def parse_catalog(text: str) -> Catalog:
             raise DeprecationDataError(
                 f"{DATA_FILE}: {where} names {sorted(unknown)} which are not in its parameters"
             )
+        targets = []
+        for j, target in enumerate(raw.get("target", [])):
+            at = f"{where}.target[{j}]"
+            first_use = _strings(target, "first_use", at)
+            if sorted(first_use) != sorted(parameters):
+                raise DeprecationDataError(
+                    f"{DATA_FILE}: {at}.first_use must name every parameter exactly once"
+                )
+            targets.append(
+                TargetSpec(_string(target, "name", at), _string(target, "help", at), first_use)
+            )
+        if not targets:
+            raise DeprecationDataError(f"{DATA_FILE}: {where} has no [[deprecation.target]]")
         deprecations.append(
             Deprecation(
                 name=_string(raw, "name", where),
@@ -93,6 +124,7 @@ def parse_catalog(text: str) -> Catalog:
                 parameters=parameters,
                 required=required,
                 per_method=per_method,
+                targets=tuple(targets),
             )
         )
     if not deprecations:
@@ -124,3 +156,13 @@ def lower_to_qnn() -> Deprecation:
         if deprecation.name == "to_edge_transform_and_lower_to_qnn":
             return deprecation
     raise DeprecationDataError(f"{DATA_FILE}: no entry for to_edge_transform_and_lower_to_qnn")
+
+
+def target_names() -> tuple[str, ...]:
+    """The ``--target`` choices, the default first (from the bundled data)."""
+    return tuple(t.name for t in lower_to_qnn().targets)
+
+
+def default_target() -> str:
+    """The target used when none is given."""
+    return lower_to_qnn().targets[0].name

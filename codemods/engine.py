@@ -3,6 +3,10 @@
 The CLI reads and writes files; this module decodes nothing and touches no disk. The output
 of a rewrite is parsed again (by Python's own compiler, or by libcst for syntax newer than this
 Python) so that a file is never written with code that does not parse.
+
+Before a run over several files, :func:`reexport_scan` finds (from the texts of the files
+that mention the name) the modules the others import the old name from; pass its result to
+every :func:`rewrite_code` call as ``imported_from`` so those modules keep the name bound.
 """
 
 from __future__ import annotations
@@ -13,10 +17,31 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from qnn_migrate.codemods.deprecations import lower_to_qnn
+from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
 from qnn_migrate.codemods.excerpt import Excerpt, cut, splice
 from qnn_migrate.codemods.findings import Unfixable
-from qnn_migrate.codemods.rules.lower_to_qnn import DEFAULT_TARGET, LowerToQnn, NothingToRewrite
+from qnn_migrate.codemods.reexports import imported_here, reexport_scan
+from qnn_migrate.codemods.rules.lower_to_qnn import (
+    DEFAULT_FLOW,
+    DEFAULT_LINE_LENGTH,
+    FLOWS,
+    LowerToQnn,
+    RuleOptions,
+    RuleResult,
+)
+
+__all__ = [
+    "DEFAULT_FLOW",
+    "DEFAULT_LINE_LENGTH",
+    "FLOWS",
+    "FileResult",
+    "RewriteError",
+    "RuleOptions",
+    "imported_here",
+    "reexport_scan",
+    "rewrite_code",
+    "rule_options",
+]
 
 WORD = re.compile(r"\w+")
 # A `global` statement in dropped code could rebind a module-level name the rule resolves.
@@ -36,78 +61,114 @@ class FileResult:
     sites_rewritten: int
     unfixable: tuple[Unfixable, ...]
     excerpt: bool = False  # the rule ran on an excerpt of the file (codemods/excerpt.py)
+    rewritten_at: tuple[tuple[int, int], ...] = ()  # (line, 0-based column) of each rewrite
+
+
+def rule_options(
+    target: str | None = None,
+    *,
+    line_length: int = DEFAULT_LINE_LENGTH,
+    flow: str | None = None,
+    imported_from: frozenset[str] = frozenset(),
+) -> RuleOptions:
+    """The options of a run; ``target`` None is the default target (from the data file).
+
+    ``flow`` (qnn-passes target): "qnn-export" keeps ``qnn_export(...)``, "canonical" writes
+    ``torch.export.export(..., strict=True)``; None is the default.
+    """
+    target = target or default_target()
+    lower_to_qnn().target(target)  # ValueError naming the choices
+    flow = flow or DEFAULT_FLOW
+    if flow not in FLOWS:
+        raise ValueError(f"unknown flow {flow!r}; choose one of {', '.join(FLOWS)}")
+    return RuleOptions(target, line_length, flow, imported_from)
 
 
 def rewrite_code(
     code: str,
+    options: RuleOptions | None = None,
     *,
-    target: str = DEFAULT_TARGET,
+    target: str | None = None,
     filename: str = "<string>",
     excerpts: bool = True,
 ) -> FileResult:
     """Rewrite ``code`` (a whole module) and return the result; raises :class:`RewriteError`.
 
+    ``options``: from :func:`rule_options`; or just ``target`` (default options otherwise).
     ``excerpts``: run the rule on an excerpt of the file when that gives the same result
     (see ``codemods/excerpt.py``); False always runs it on the whole file.
     """
+    if options is None:
+        options = rule_options(target)
+    elif target is not None and target != options.target:
+        raise ValueError("give the target in the options or as target=, not both")
     name = lower_to_qnn().name
     if name not in code:
         return FileResult(code, False, 0, ())
+    rule = LowerToQnn(options)
     excerpt = cut(code, name) if excerpts else None
     if excerpt is not None and not _has_global(excerpt.dropped):
-        result = _on_excerpt(code, excerpt, target, filename)
+        result = _on_excerpt(rule, code, excerpt, filename)
         if result is not None:
             return result
-    command, new_code = _run(code, None, target, filename)
-    if new_code is None:
-        return FileResult(code, False, 0, tuple(command.report.unfixable))
+    outcome = _run(rule, code, None, filename)
+    if outcome.module is None:
+        return FileResult(code, False, 0, tuple(outcome.report.unfixable))
+    new_code = outcome.module.code
     _check_output(code, new_code, new_code, filename)
+    report = outcome.report
     return FileResult(
-        new_code, new_code != code, command.report.rewritten, tuple(command.report.unfixable)
+        new_code,
+        new_code != code,
+        report.rewritten,
+        tuple(report.unfixable),
+        rewritten_at=tuple(report.rewritten_at),
     )
 
 
-def _run(code: str, whole: str | None, target: str, filename: str) -> tuple[LowerToQnn, str | None]:
-    """Run the rule on ``code`` (an excerpt of ``whole``, if given); the new code, or None
-    when the rule skipped the file."""
+def _run(rule: LowerToQnn, code: str, whole: str | None, filename: str) -> RuleResult:
+    """Run the rule on ``code`` (an excerpt of ``whole``, if given)."""
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
         raise RewriteError(
             f"does not parse ({error.message}); fix the syntax error, then run again"
         ) from None
-    command = LowerToQnn(target, filename=filename, module_text=whole, source=code)
-    try:
-        return command, command.transform(module).code
-    except NothingToRewrite:
-        return command, None
+    return rule.run(module, filename=filename, module_text=whole, source=code)
 
 
 def _has_global(text: str) -> bool:
     return "global" in text and GLOBAL.search(text) is not None  # the substring test is faster
 
 
-def _on_excerpt(code: str, excerpt: Excerpt, target: str, filename: str) -> FileResult | None:
+def _on_excerpt(rule: LowerToQnn, code: str, excerpt: Excerpt, filename: str) -> FileResult | None:
     """The result of running on the excerpt, or None when only the whole file will do."""
-    command, new_excerpt = _run(excerpt.text, code, target, filename)
-    if command.class_level_sites:
+    outcome = _run(rule, excerpt.text, code, filename)
+    footprint = outcome.footprint
+    if footprint.class_level_sites:
         return None  # class-level names of dropped methods would matter
-    if command.removed_names and command.removed_names & set(WORD.findall(excerpt.dropped)):
+    if footprint.removed_names and footprint.removed_names & set(WORD.findall(excerpt.dropped)):
         return None  # the dropped code may still use an import the rule removed
-    if command.import_names & excerpt.dropped_methods:
+    if footprint.import_names & excerpt.dropped_methods:
         return None  # a dropped method binds a name a new import would take, in its class
     unfixable = tuple(
-        sorted(Unfixable(excerpt.original_line(u.line), u.reason) for u in command.report.unfixable)
+        sorted(u.moved(excerpt.original_line(u.line)) for u in outcome.report.unfixable)
     )
-    if new_excerpt is None:
+    if outcome.module is None:
         return FileResult(code, False, 0, unfixable, excerpt=True)
+    new_excerpt = outcome.module.code
     new_code = splice(code, excerpt, new_excerpt)
     if new_code is None:
         return None
     # The excerpt compiled (cut() parsed the file) and every change lies in kept, whole
     # statements, so checking the rewritten excerpt checks the file.
     _check_output(excerpt.text, new_excerpt, new_excerpt, filename)
-    return FileResult(new_code, new_code != code, command.report.rewritten, unfixable, excerpt=True)
+    at = tuple(
+        (excerpt.original_line(line), column) for line, column in outcome.report.rewritten_at
+    )
+    return FileResult(
+        new_code, new_code != code, outcome.report.rewritten, unfixable, True, rewritten_at=at
+    )
 
 
 def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:

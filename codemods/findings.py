@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 OLD = "to_edge_transform_and_lower_to_qnn"
@@ -63,14 +64,26 @@ EXECUTORCH_EXPRESSION = (
 
 @dataclass(frozen=True, order=True)
 class Unfixable:
-    """A site the rule found and left alone: 1-based line and the reason shown to the user."""
+    """A site the rule found and left alone (or, ``kind`` "info", a note about a rewrite).
+
+    ``line`` is 1-based, ``column`` 0-based (libcst's positions); ``code`` names the reason
+    (the same for every site left alone for that reason), for counting per reason.
+    """
 
     line: int
     reason: str
+    column: int = 0
+    kind: str = "unfixable"  # or "info": the site was handled, the user may want to look
+    code: str = ""
 
     def render(self, path: str) -> str:
-        """``path:line: reason``, the form editors and CI logs link to."""
-        return f"{path}:{self.line}: {self.reason}"
+        """``path:line:col: reason``, the form editors and CI logs link to."""
+        prefix = "info: " if self.kind == "info" else ""
+        return f"{path}:{self.line}:{self.column + 1}: {prefix}{self.reason}"
+
+    def moved(self, line: int) -> Unfixable:
+        """The same finding at another line (an excerpt's line mapped back to the file's)."""
+        return Unfixable(line, self.reason, self.column, self.kind, self.code)
 
 
 OTHER_FUNCTION = f"this calls a different {OLD} ({{where}}), not ExecuTorch's; left alone"
@@ -78,6 +91,10 @@ UNRESOLVED = (
     f"cannot tell where this {OLD} comes from (a star import, a relative import, or a name "
     "defined elsewhere at run time); left alone. Import it by its full name "
     "(from executorch.backends.qualcomm.utils.utils import ...), then run again"
+)
+KEPT_IMPORT = (
+    f"the import of {OLD} stays although this file no longer calls it: {{why}}; remove it "
+    "once nothing imports the name from here"
 )
 NESTED = (
     f"this {OLD} call has another one inside its arguments; rewrite the inner call into a "
@@ -91,7 +108,28 @@ class Report:
 
     rewritten: int = 0
     unfixable: list[Unfixable] = field(default_factory=list)
+    rewritten_at: list[tuple[int, int]] = field(default_factory=list)  # (line, 0-based column)
 
-    def leave(self, line: int, reason: str) -> None:
+    def leave(self, line: int, reason: str, column: int = 0) -> None:
         """Record a site left alone."""
-        self.unfixable.append(Unfixable(line, reason))
+        self.unfixable.append(Unfixable(line, reason, column, "unfixable", _code(reason)))
+
+    def note(self, line: int, reason: str, column: int = 0) -> None:
+        """Record something about a rewritten site the user may want to look at."""
+        self.unfixable.append(Unfixable(line, reason, column, "info", _code(reason)))
+
+
+def _code(reason: str) -> str:
+    """A short name for the reason: the name of its message in this module, in kebab case."""
+    for name, pattern in _PATTERNS.items():
+        if pattern.fullmatch(reason):
+            return name.lower().replace("_", "-")
+    return "other"
+
+
+# Each message as a pattern: its ``{field}`` parts match anything.
+_PATTERNS = {
+    name: re.compile(".*".join(re.escape(part) for part in re.split(r"\{\w+\}", value)), re.S)
+    for name, value in dict(globals()).items()
+    if name.isupper() and isinstance(value, str) and name != "OLD"
+}

@@ -1,13 +1,8 @@
-"""The rewrite rules, one per file (``<rule>.py``), each also a libcst ``CodemodCommand``
-(``<rule>_command.py``, imported only by libcst's own tooling)."""
+"""The rewrite rules, one package per rule, each also a libcst ``CodemodCommand``
+(``<rule>/command.py``, imported only by libcst's own tooling)."""
 
 from __future__ import annotations
 
-from qnn_migrate.codemods.rules.lower_to_qnn import (
-    DEFAULT_TARGET,
-    TARGETS,
-    LowerToQnn,
-    NothingToRewrite,
-)
+from qnn_migrate.codemods.rules.lower_to_qnn import LowerToQnn, RuleOptions, RuleResult
 
-__all__ = ["DEFAULT_TARGET", "TARGETS", "LowerToQnn", "NothingToRewrite"]
+__all__ = ["LowerToQnn", "RuleOptions", "RuleResult"]

@@ -36,6 +36,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Conditional, Display, Expr, Seq, Text
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
 from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
@@ -52,23 +53,6 @@ IMPORTS = {
     "setup_qnn_sdk": f"{QNN}.utils.qnn_sdk_setup",
     "disable_mkldnn_on_amd": f"{QNN}.utils.qnn_sdk_setup",
 }
-# The wrapper evaluates every argument, then sets up the SDK, then exports: the order in
-# which the new code first uses each argument after the setup.
-ORDER = (
-    "module",
-    "inputs",
-    "dynamic_shapes",
-    "compiler_specs",
-    "passes_job",
-    "dep_table",
-    "skip_node_id_set",
-    "skip_node_op_set",
-    "convert_linear_to_conv2d",
-    "skip_mutable_buffer",
-    "constant_methods",
-    "generate_etrecord",
-)
-PER_METHOD = ("inputs", "compiler_specs", "dynamic_shapes", "dep_table", "passes_job")
 PASSES_KEYWORDS = ("passes_job", "dep_table")
 SKIP_SETS = ("skip_node_id_set", "skip_node_op_set")
 DUMP_GUARD_MESSAGE = '"Intermediate Tensor Dump does not support multi-methods."'
@@ -77,9 +61,17 @@ Ref = Callable[[str], Expr]
 
 
 class ExecutorchTarget:
-    """Writes the wrapper's body with ExecuTorch's public QNN pass manager, partitioner, context."""
+    """Writes the wrapper's body with ExecuTorch's public QNN pass manager, partitioner, context.
 
-    name = "executorch"
+    ``spec.first_use``: the wrapper evaluates every argument, then sets up the SDK, then
+    exports; the order in which the new code first uses each argument after the setup.
+    """
+
+    def __init__(self, spec: TargetSpec, deprecation: Deprecation) -> None:
+        self.name = spec.name
+        self.order = spec.first_use
+        # in the wrapper's order of its parameters
+        self.per_method = tuple(p for p in deprecation.parameters if p in deprecation.per_method)
 
     def expression(self, site: Site) -> str:
         """Not possible: the body needs statements."""
@@ -88,15 +80,17 @@ class ExecutorchTarget:
     def statement(self, site: Site) -> StatementRewrite:
         """The single-method body when ``module`` is known not to be a dict, else the loop."""
         if site.knowledge.is_not_dict(site.bound.args["module"].value):
-            return _Writer(site).single()
-        return _Writer(site).methods()
+            return _Writer(site, self).single()
+        return _Writer(site, self).methods()
 
 
 class _Writer:
     """Builds the statements for one site."""
 
-    def __init__(self, site: Site) -> None:
+    def __init__(self, site: Site, target: ExecutorchTarget) -> None:
         self.site = site
+        self.order = target.order
+        self.per_method_params = target.per_method
         self.printer = site.printer
         self.lines: list[str] = []
 
@@ -140,7 +134,7 @@ class _Writer:
     def plan(self, loop: bool) -> References:
         """Bind the arguments: all effects before the SDK setup, repeated uses to names."""
         uses = {"compiler_specs": 4, **dict.fromkeys(SKIP_SETS, 2)}
-        for param in PER_METHOD:
+        for param in self.per_method_params:
             how = self.broadcast(param)
             if how == "check":
                 uses[param] = 3  # read three times by the per-method check
@@ -148,11 +142,11 @@ class _Writer:
                 uses[param] = max(uses.get(param, 1), 2)  # indexed by method name
         if loop:
             # Arguments read inside the loop are evaluated once per method.
-            uses.update({p: max(uses.get(p, 1), 2) for p in ORDER if p not in ("module",)})
+            uses.update({p: max(uses.get(p, 1), 2) for p in self.order if p not in ("module",)})
             uses["constant_methods"] = uses["generate_etrecord"] = 1
             uses["module"] = 3
         plan = plan_arguments(
-            self.site.bound, order=ORDER, uses=uses, statements=True, work_starts=0
+            self.site.bound, order=self.order, uses=uses, statements=True, work_starts=0
         )
         refs, hoisted = bind_arguments(self.site, plan)
         self.lines += hoisted
@@ -227,7 +221,7 @@ class _Writer:
         site = self.site
         refs = self.plan(loop=False)
         forward: dict[str, Expr] = {}
-        for param in PER_METHOD:
+        for param in self.per_method_params:
             how = self.broadcast(param)
             if how == "shared":
                 continue
@@ -336,7 +330,9 @@ class _Writer:
                     Text(f'{{"forward": {module}}}'),
                 ),
             )
-        per_method = {p: self.per_method(refs, p, methods) for p in PER_METHOD if site.passed(p)}
+        per_method = {
+            p: self.per_method(refs, p, methods) for p in self.per_method_params if site.passed(p)
+        }
         method_name = site.names.fresh("method_name")
         method = site.names.fresh("method")
 

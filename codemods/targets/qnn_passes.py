@@ -33,6 +33,7 @@ broadcasts the per-method arguments exactly as the wrapper did, so nothing is gu
 
 from __future__ import annotations
 
+from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Seq, Text
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
 from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite
@@ -40,24 +41,6 @@ from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite
 QNN_PASSES = "qnn_passes"
 EXIR = "executorch.exir"
 
-# Where each argument first appears in the new code (statement form); the first four are
-# evaluated before qnn_export, the first work the new code does.
-STATEMENT_ORDER = (
-    "module",
-    "inputs",
-    "dynamic_shapes",
-    "compiler_specs",
-    "passes_job",
-    "dep_table",
-    "skip_node_id_set",
-    "skip_node_op_set",
-    "convert_linear_to_conv2d",
-    "skip_mutable_buffer",
-    "constant_methods",
-    "generate_etrecord",
-)
-# In the expression form the context's first argument, the specs, comes first.
-EXPRESSION_ORDER = ("compiler_specs", *(p for p in STATEMENT_ORDER if p != "compiler_specs"))
 USES = {"compiler_specs": 4, "skip_node_id_set": 2, "skip_node_op_set": 2}
 
 TRANSFORM_KEYWORDS = (
@@ -71,14 +54,25 @@ PARTITIONER_KEYWORDS = ("skip_node_id_set", "skip_node_op_set", "skip_mutable_bu
 
 
 class QnnPassesTarget:
-    """Writes ``to_edge_transform_and_lower`` with the ``qnn_passes`` helpers."""
+    """Writes ``to_edge_transform_and_lower`` with the ``qnn_passes`` helpers.
 
-    name = "qnn-passes"
+    ``spec.first_use``: where each argument first appears in the new code (statement form);
+    the first four are evaluated before the export, the first work the new code does. In the
+    expression form the context's first argument, the specs, comes first.
+    """
+
+    def __init__(self, spec: TargetSpec, deprecation: Deprecation) -> None:
+        self.name = spec.name
+        self.statement_order = spec.first_use
+        self.expression_order = (
+            "compiler_specs",
+            *(p for p in spec.first_use if p != "compiler_specs"),
+        )
 
     def statement(self, site: Site) -> StatementRewrite:
         """``programs = qnn_export(...)``, then the call inside ``with qnn_manager_context``."""
         plan = plan_arguments(
-            site.bound, order=STATEMENT_ORDER, uses=USES, statements=True, work_starts=4
+            site.bound, order=self.statement_order, uses=USES, statements=True, work_starts=4
         )
         refs, prelude = bind_arguments(site, plan)
         programs = site.names.fresh("programs")
@@ -102,7 +96,7 @@ class QnnPassesTarget:
     def expression(self, site: Site) -> str:
         """``qnn_manager_context(specs, (programs := qnn_export(...))).run(...)``."""
         plan = plan_arguments(
-            site.bound, order=EXPRESSION_ORDER, uses=USES, statements=False, work_starts=4
+            site.bound, order=self.expression_order, uses=USES, statements=False, work_starts=4
         )
         refs, _ = bind_arguments(site, plan)
         programs = site.names.fresh("programs")

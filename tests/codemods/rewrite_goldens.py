@@ -2,7 +2,7 @@
 
 Layout: ``fixtures/<rule>/<target>/<case>.in.py`` is the input; ``<case>.out.py`` the output
 of ``qnn-migrate rewrite --target <target>``; ``<case>.report.txt`` the sites it leaves alone
-(``line: reason``; absent when there are none).
+(``line:column: reason``; absent when there are none).
 
 Regenerate after a deliberate change, then review the diff::
 
@@ -14,6 +14,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qnn_migrate.codemods.findings import Unfixable
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -52,8 +56,12 @@ def read(path: Path) -> str:
         return handle.read()
 
 
-def render_report(unfixable: tuple[object, ...]) -> str:
-    return "".join(f"{u.line}: {u.reason}\n" for u in unfixable)  # type: ignore[attr-defined]
+def render_report(unfixable: tuple[Unfixable, ...]) -> str:
+    """``line:column: reason`` per finding (column from 1), ``info:`` before notes."""
+    return "".join(
+        f"{u.line}:{u.column + 1}: {'info: ' if u.kind == 'info' else ''}{u.reason}\n"
+        for u in unfixable
+    )
 
 
 def regenerate() -> int:

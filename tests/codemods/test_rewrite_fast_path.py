@@ -35,7 +35,8 @@ from rewrite_goldens import cases, read
 
 from qnn_migrate.codemods import cli, excerpt
 from qnn_migrate.codemods.engine import RewriteError, rewrite_code
-from qnn_migrate.codemods.rules.lower_to_qnn import _bound_name, _names_used
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import bound_name as _bound_name
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import names_used as _names_used
 from qnn_migrate.codemods.scopes import expression_contexts, resolve_scopes
 from qnn_migrate.codemods.tree_index import TreeIndex
 

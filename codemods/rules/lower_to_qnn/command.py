@@ -1,12 +1,12 @@
 """The ``lower_to_qnn`` rule as a libcst ``CodemodCommand``, for ``python -m libcst.tool codemod``.
 
-    python -m libcst.tool codemod -x codemods.rules.lower_to_qnn.RewriteLowerToQnn src/
+    python -m libcst.tool codemod -x qnn_migrate.codemods.rules.lower_to_qnn.RewriteLowerToQnn src/
 
-The rule itself is :class:`~codemods.rules.lower_to_qnn.LowerToQnn`; this class adds what
+The rule itself is :class:`~qnn_migrate.codemods.rules.lower_to_qnn.LowerToQnn`; this class adds what
 libcst's runner expects: ``SkipFile`` when a file needs no change, the sites left alone as
 warnings, ``--target`` on the command line. It is a module of its own because
 ``libcst.codemod`` imports ``libcst.matchers`` (0.2 s), which ``qnn-migrate rewrite`` does
-not need; ``codemods.rules.lower_to_qnn`` imports it on first use of the name.
+not need; ``qnn_migrate.codemods.rules.lower_to_qnn`` imports it on first use of the name.
 """
 
 from __future__ import annotations
@@ -16,12 +16,8 @@ import argparse
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from qnn_migrate.codemods.rules.lower_to_qnn import (
-    DEFAULT_TARGET,
-    TARGETS,
-    LowerToQnn,
-    NothingToRewrite,
-)
+from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
+from qnn_migrate.codemods.rules.lower_to_qnn.rule import LowerToQnn, RuleResult
 
 
 class RewriteLowerToQnn(CodemodCommand):
@@ -35,16 +31,17 @@ class RewriteLowerToQnn(CodemodCommand):
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
         """``--target`` for ``python -m libcst.tool codemod``."""
+        targets = lower_to_qnn().targets
         arg_parser.add_argument(
             "--target",
-            choices=sorted(TARGETS),
-            default=DEFAULT_TARGET,
-            help="qnn-passes: use the qnn_passes helpers (default); executorch: ExecuTorch only",
+            choices=[t.name for t in targets],
+            default=targets[0].name,
+            help="; ".join(f"{t.name}: {t.help}" for t in targets),
         )
 
-    def __init__(self, context: CodemodContext, target: str = DEFAULT_TARGET) -> None:
+    def __init__(self, context: CodemodContext, target: str | None = None) -> None:
         super().__init__(context)
-        self.rule = LowerToQnn(target)
+        self.rule = LowerToQnn(target or default_target())
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Skip files that never mention the name before paying for any analysis.
@@ -56,19 +53,15 @@ class RewriteLowerToQnn(CodemodCommand):
         code = tree.code
         if name not in code:
             raise SkipFile(f"{name} is not mentioned")
-        self.rule.filename = self.context.filename
-        self.rule.source = code
-        try:
-            result = self.rule.transform(tree)
-        except NothingToRewrite as reason:
-            self._warn_unfixable()
-            raise SkipFile(str(reason)) from None
-        self._warn_unfixable()
-        return result
+        result = self.rule.run(tree, filename=self.context.filename, source=code)
+        self._warn_unfixable(result)
+        if result.module is None:
+            raise SkipFile(result.skipped or "nothing to rewrite")
+        return result.module
 
-    def _warn_unfixable(self) -> None:
+    def _warn_unfixable(self, result: RuleResult) -> None:
         """The sites left alone, as libcst.tool warnings."""
-        for item in self.rule.report.unfixable:
+        for item in result.report.unfixable:
             self.warn(f"line {item.line}: {item.reason}")
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:

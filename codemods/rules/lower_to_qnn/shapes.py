@@ -1,0 +1,137 @@
+"""Output shapes: one site's new code, planned as statements before its statement (wrapped in
+``with``) or as one expression, with fresh names that never shadow the user's.
+
+The code itself comes from the target (``codemods/targets``); this module gives the target
+a :class:`~qnn_migrate.codemods.targets.site.Site` (bound arguments with their indentation,
+columns, a name allocator, an import recorder) and records the result in the plan.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from qnn_migrate.codemods.call_binding import BoundCall
+from qnn_migrate.codemods.knowledge import Knowledge
+from qnn_migrate.codemods.layout import Printer, Source
+from qnn_migrate.codemods.rewrite_plan import ImportItem, RewritePlan
+from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
+from qnn_migrate.codemods.rules.lower_to_qnn.imports import ImportNames, import_placement
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import names_used
+from qnn_migrate.codemods.rules.lower_to_qnn.sites import Where
+from qnn_migrate.codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
+
+NAME_FOR_RESULT = "edge_manager"  # the temporary for a call that is part of a statement
+_WORD = re.compile(r"\w+")
+
+
+class SiteWriter:
+    """Plans the sites of one module, one after the other, sharing names and imports."""
+
+    def __init__(self, ctx: FileContext, target: Target, site_scopes: set[cst.CSTNode]) -> None:
+        self.ctx = ctx
+        self.target = target
+        self.printer = Printer(ctx.tree, width=ctx.options.line_length)
+        self.knowledge = Knowledge(
+            ctx.catalog.evidence,
+            lambda node: {q.name for q in ctx.qualified(node)},
+            ctx.scope,
+            ctx.parent,
+        )
+        text = ctx.module_text or ctx.source or ctx.tree.code
+        self.words = frozenset(_WORD.findall(text))
+        self.imports = ImportNames(ctx, site_scopes, self.words)
+        self._lines = (ctx.source or ctx.tree.code).splitlines()
+        self._scope_names: dict[cst.CSTNode, set[str]] = {}
+        self.rewritten_funcs: list[cst.BaseExpression] = []
+        self.class_level_sites = False  # a rewritten call sits directly in a class body
+
+    def indent_of(self, line: int) -> str:
+        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def names(self, scope: cst.CSTNode) -> NameAllocator:
+        """Fresh names for one site in ``scope``.
+
+        In a function, fresh with respect to every name the function (and what is nested in
+        it) uses; at module or class level, to every word of the file, since any function
+        could read a global. Sites run one after the other, so two sites in one scope may
+        reuse the same generated names.
+        """
+        if scope not in self._scope_names:
+            if isinstance(scope, cst.Module | cst.ClassDef):
+                taken = set(self.words)
+            else:
+                taken = names_used(self.ctx.index, scope)
+            self._scope_names[scope] = taken
+        return NameAllocator(self._scope_names[scope] | set(self.imports.names.values()))
+
+    def plan_site(self, call: cst.Call, bound: BoundCall, where: Where, plan: RewritePlan) -> None:
+        """Ask the target for this site's code and record it in ``plan`` (or report why not)."""
+        ctx = self.ctx
+        statement_ws = self.indent_of(ctx.line(where.statement))
+        block_ws = statement_ws
+        if where.statement_form and isinstance(ctx.parent(where.small), cst.SimpleStatementSuite):
+            block_ws += ctx.tree.default_indent  # the one-line block becomes a real one
+        position = ctx.index.position(call)
+        call_ws = self.indent_of(position.line)
+        split = where.statement_form and not where.direct
+        names = self.names(where.scope)
+        temp = names.fresh(NAME_FOR_RESULT) if split else None
+        pending: set[ImportItem] = set()
+        placement = import_placement(ctx, call.func)
+
+        def import_name(module: str, obj: str) -> str:
+            name = self.imports.name(module, obj)
+            pending.add((module, obj, name))
+            return name
+
+        sources = {}
+        for param, arg in bound.args.items():
+            start = ctx.line(arg.value)
+            sources[param] = Source(arg.value, _relative(self.indent_of(start), statement_ws))
+        site = Site(
+            bound=bound,
+            sources=sources,
+            names=names,
+            import_name=import_name,
+            printer=self.printer,
+            knowledge=self.knowledge,
+            context=where.context,
+            indent="" if split else _relative(call_ws, statement_ws),
+            block_column=len(block_ws),
+            call_column=(
+                len(f"{temp} = ") if temp else max(position.column - len(statement_ws), 0)
+            ),
+        )
+        try:
+            if where.statement_form:
+                rewrite = self.target.statement(site)
+            else:
+                expression = self.target.expression(site)
+        except CannotRewrite as reason:
+            ctx.leave(call, str(reason))
+            return
+
+        if isinstance(where.scope, cst.ClassDef):
+            self.class_level_sites = True
+        config = ctx.tree.config_for_parsing
+        if where.statement_form:
+            assert isinstance(where.small, cst.BaseSmallStatement)
+            plan.statements[where.small] = (rewrite, temp)
+            if temp is None:
+                plan.calls[call] = cst.parse_expression(rewrite.call, config=config)
+            else:
+                plan.calls[call] = cst.Name(temp)
+        else:
+            plan.calls[call] = cst.parse_expression(expression, config=config)
+        for item in pending:
+            self.imports.record(item, placement)
+        self.rewritten_funcs.append(call.func)
+        ctx.report.rewritten += 1
+        ctx.report.rewritten_at.append((position.line, position.column))
+
+
+def _relative(line_ws: str, statement_ws: str) -> str:
+    return line_ws[len(statement_ws) :] if line_ws.startswith(statement_ws) else ""

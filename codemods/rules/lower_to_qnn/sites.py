@@ -1,0 +1,330 @@
+"""Which mentions are call sites to rewrite, and where each call sits.
+
+:func:`classify` turns a mention of the name into a bound call, or reports why it is left
+alone; :func:`where` decides whether the call can get statements of its own (statement form)
+or must stay one expression (expression form), and in which scope new names are made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import Assignment, QualifiedName, QualifiedNameSource
+
+from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
+from qnn_migrate.codemods.expressions import evaluated_before, is_side_effect_free
+from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a call sits, as far as the rewrite is concerned."""
+
+    statement: cst.BaseStatement  # the statement that contains the call
+    small: cst.CSTNode  # the small statement (or compound statement) that contains it
+    scope: cst.CSTNode  # the FunctionDef/Lambda/ClassDef/Module whose names the new names avoid
+    statement_form: bool
+    direct: bool  # statement form: the call is the whole value of the statement
+    context: str  # expression form: what the call is part of, in words
+
+
+# -- classification ---------------------------------------------------------------------------
+def report_string(ctx: FileContext, node: cst.CSTNode) -> None:
+    """A string naming the old API: a patch target, or prose."""
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, cst.Call | cst.BaseStatement):
+        parent = ctx.parent(parent)
+    patch = isinstance(parent, cst.Call) and any(
+        q.name in ctx.catalog.patchers for q in ctx.qualified(parent.func)
+    )
+    ctx.leave(node, findings.PATCH_STRING if patch else findings.STRING)
+
+
+def _is_binding(
+    ctx: FileContext, node: cst.Name | cst.Attribute, parent: cst.CSTNode | None
+) -> bool:
+    """True where the mention names something being defined or imported, not used."""
+    if isinstance(node, cst.Name):
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return True  # seen as the Attribute itself
+        if isinstance(parent, cst.FunctionDef | cst.ClassDef | cst.Param) and (parent.name is node):
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return True
+        if isinstance(parent, cst.NameItem | cst.AsName):
+            return True
+        if isinstance(parent, cst.For | cst.CompFor) and parent.target is node:
+            return True
+    if isinstance(parent, cst.AssignTarget | cst.AnnAssign) and parent.target is node:
+        return True
+    walk: cst.CSTNode | None = parent
+    while walk is not None and not isinstance(walk, cst.BaseStatement):
+        if isinstance(walk, cst.Import | cst.ImportFrom):
+            return True
+        walk = ctx.parent(walk)
+    return False
+
+
+def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call, BoundCall] | None:
+    """A call site to rewrite, or None (after reporting it when it needs reporting)."""
+    parent = ctx.parent(node)
+    if _is_binding(ctx, node, parent):
+        return None
+    deprecation = ctx.deprecation
+    qualified = ctx.qualified(node)
+    ours = {q for q in qualified if q.name in deprecation.qualified_names}
+    is_call = isinstance(parent, cst.Call) and parent.func is node
+    if not ours:
+        if not is_call:
+            return None
+        if isinstance(node, cst.Attribute):
+            receiver = ctx.tree.code_for_node(node.value)
+            ctx.leave(node, findings.OTHER_OBJECT.format(receiver=receiver))
+        elif qualified:
+            where = ", ".join(sorted(_describe(q) for q in qualified))
+            ctx.leave(node, findings.OTHER_FUNCTION.format(where=where))
+        else:
+            ctx.leave(node, findings.UNRESOLVED)
+        return None
+    if qualified - ours:
+        other = _other_binding(ctx, node)
+        if other is not None:
+            ctx.leave(node, findings.AMBIGUOUS.format(other=other))
+            return None
+    if not is_call:
+        ctx.leave(node, findings.AS_VALUE.format(how=_how_used(parent, node)))
+        return None
+    assert isinstance(parent, cst.Call)
+    bound = bind_call(parent, deprecation.parameters)
+    if isinstance(bound, BindError):
+        if bound.kind == "star":
+            ctx.leave(node, findings.STAR_ARGS)
+        elif bound.kind == "unknown_keyword":
+            ctx.leave(node, findings.UNKNOWN_KEYWORD.format(names=bound.detail))
+        else:
+            ctx.leave(node, findings.BAD_CALL.format(problem=bound.detail))
+        return None
+    missing = [
+        p for p in deprecation.parameters if p in deprecation.required and p not in bound.args
+    ]
+    if missing:
+        problem = "no " + ", ".join(f"`{p}`" for p in missing)
+        ctx.leave(node, findings.BAD_CALL.format(problem=problem))
+        return None
+    return parent, bound
+
+
+def _other_binding(ctx: FileContext, node: cst.Name | cst.Attribute) -> str | None:
+    """Describe a binding of the name that is neither the import nor an except fallback."""
+    base = node
+    while isinstance(base, cst.Attribute):
+        base = base.value  # type: ignore[assignment]
+    if not isinstance(base, cst.Name):
+        return "another value"
+    scope = ctx.scope_metadata(base)
+    if scope is None:
+        return "another value"
+    for assignment in scope[base.value]:
+        if not isinstance(assignment, Assignment):
+            return "a builtin"
+        if isinstance(assignment.node, cst.Import | cst.ImportFrom):
+            continue
+        if not ctx.inside(assignment.node, cst.ExceptHandler):
+            return f"what line {ctx.line(assignment.node)} binds"
+    return None
+
+
+def drop_nested(
+    ctx: FileContext, calls: list[tuple[cst.Call, BoundCall]]
+) -> list[tuple[cst.Call, BoundCall]]:
+    """Leave alone (and report) calls that contain, or sit inside, another site."""
+    sites = {call for call, _ in calls}
+    nested: set[cst.Call] = set()
+    for call, _ in calls:
+        walk = ctx.parent(call)
+        while walk is not None:
+            if walk in sites:
+                nested |= {call, walk}  # type: ignore[arg-type]
+            walk = ctx.parent(walk)
+    for call in nested:
+        ctx.leave(call, findings.NESTED)
+    return [(c, b) for c, b in calls if c not in nested]
+
+
+# -- where a call sits ------------------------------------------------------------------------
+def where(ctx: FileContext, call: cst.Call) -> Where | str:
+    """Where ``call`` sits, or the reason (a user-facing message) it cannot be rewritten."""
+    node: cst.CSTNode = call
+    context = ""  # why the call must stay an expression, for messages
+    while True:
+        parent = ctx.parent(node)
+        if parent is None:
+            raise AssertionError("a call outside any statement")
+        if isinstance(parent, cst.FormattedStringExpression):
+            return findings.FSTRING
+        if isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement):
+            break
+        before = evaluated_before(parent, node)
+        if not context and (before is None or not all(_free(b) for b in before)):
+            context = _context(parent, before)
+        node = parent
+    small = parent
+    statement: cst.CSTNode | None = small
+    while statement is not None and not isinstance(statement, cst.BaseStatement):
+        statement = ctx.parent(statement)  # one-line blocks: up to their compound statement
+    assert isinstance(statement, cst.BaseStatement)
+    if isinstance(small, cst.BaseCompoundStatement):
+        context = context or _context(small, None)
+    else:
+        before = evaluated_before(small, node)
+        if not context and (before is None or not all(_free(b) for b in before)):
+            context = _context(small, before)
+    in_block = isinstance(statement, cst.SimpleStatementLine) and isinstance(
+        ctx.parent(statement), cst.IndentedBlock | cst.Module
+    )
+    # `if x: y = call()` becomes a block; `a = 1; y = call()` separate lines.
+    in_suite = isinstance(ctx.parent(small), cst.SimpleStatementSuite)
+    if not context and (in_block or in_suite):
+        scope = _block_scope(ctx, statement)
+        return Where(statement, small, scope, True, _direct(small, call), "")
+    scope_or_reason = walrus_scope(ctx, call)
+    if isinstance(scope_or_reason, str):
+        return scope_or_reason
+    return Where(statement, small, scope_or_reason, False, False, context or "a larger expression")
+
+
+def _direct(small: cst.CSTNode, call: cst.Call) -> bool:
+    """The call is the whole value of ``small`` and its targets are plain names."""
+    match small:
+        case cst.Expr(value=value) | cst.Return(value=value):
+            return value is call
+        case cst.Assign(value=value, targets=targets):
+            return value is call and all(_plain_target(t.target) for t in targets)
+        case cst.AnnAssign(value=value, target=target) | cst.AugAssign(value=value, target=target):
+            return value is call and _plain_target(target)
+    return False
+
+
+def _block_scope(ctx: FileContext, statement: cst.CSTNode) -> cst.CSTNode:
+    walk = ctx.parent(statement)
+    while walk is not None:
+        if isinstance(walk, cst.FunctionDef | cst.ClassDef | cst.Module):
+            return walk
+        walk = ctx.parent(walk)
+    return ctx.tree
+
+
+def walrus_scope(ctx: FileContext, call: cst.Call) -> cst.CSTNode | str:
+    """The scope a ``:=`` at the call binds in, or why Python forbids one there."""
+    node: cst.CSTNode = call
+    in_comprehension = False
+    while True:
+        parent = ctx.parent(node)
+        if parent is None:
+            return ctx.tree
+        if isinstance(parent, _COMPREHENSIONS):
+            in_comprehension = True
+        if isinstance(parent, cst.CompFor) and node is parent.iter:
+            return findings.COMPREHENSION_ITERABLE
+        if isinstance(parent, cst.Lambda) and node is parent.body:
+            return parent
+        if isinstance(parent, cst.FunctionDef) and node is parent.body:
+            return parent
+        if isinstance(parent, cst.ClassDef) and node is parent.body:
+            return findings.CLASS_COMPREHENSION if in_comprehension else parent
+        if isinstance(parent, cst.Module):
+            return parent
+        node = parent
+
+
+def scopes_around(ctx: FileContext, call: cst.Call) -> list[cst.CSTNode]:
+    """The function, lambda and class nodes around a call, innermost first."""
+    found: list[cst.CSTNode] = []
+    walk = ctx.parent(call)
+    while walk is not None:
+        if isinstance(walk, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+            found.append(walk)
+        walk = ctx.parent(walk)
+    return found
+
+
+def _plain_target(node: cst.BaseExpression) -> bool:
+    """An assignment target whose evaluation has no side effects (``x``, ``a.b``, ``d[k]``)."""
+    match node:
+        case cst.Subscript(value=value, slice=slices):
+            return is_side_effect_free(value) and all(_free(s) for s in slices)
+        case cst.Tuple(elements=elements) | cst.List(elements=elements):
+            return all(_plain_target(e.value) for e in elements)
+    return is_side_effect_free(node)
+
+
+def _free(node: cst.CSTNode) -> bool:
+    """Side-effect free, for the wrapper nodes that appear between a call and its statement."""
+    match node:
+        case (
+            cst.Arg(value=value) | cst.Element(value=value) | cst.ComparisonTarget(comparator=value)
+        ):
+            return is_side_effect_free(value)
+        case cst.DictElement(key=key, value=value):
+            return is_side_effect_free(key) and is_side_effect_free(value)
+        case cst.SubscriptElement(slice=cst.Index(value=value)):
+            return is_side_effect_free(value)
+        case cst.BaseExpression():
+            return is_side_effect_free(node)
+    return False
+
+
+def _context(parent: cst.CSTNode, before: list[cst.CSTNode] | None) -> str:
+    """In words, what keeps a call inside ``parent`` from getting statements of its own."""
+    if before is not None:
+        return "an expression that first evaluates something with side effects"
+    match parent:
+        case (
+            cst.ListComp()
+            | cst.SetComp()
+            | cst.DictComp()
+            | cst.GeneratorExp()
+            | (cst.CompFor() | cst.CompIf())
+        ):
+            return "a comprehension"
+        case cst.Lambda():
+            return "a lambda"
+        case cst.IfExp():
+            return "a conditional expression"
+        case cst.BooleanOperation():
+            return "an `and`/`or` operand"
+        case cst.Assert():
+            return "an assert"
+        case cst.BaseCompoundStatement() | cst.Param() | cst.Decorator() | cst.WithItem():
+            return "a compound statement's header (if/for/while/with/def/class)"
+    return "a larger expression"
+
+
+def _describe(name: QualifiedName) -> str:
+    if name.source is QualifiedNameSource.LOCAL:
+        return "defined in this file"
+    return name.name
+
+
+def _how_used(parent: cst.CSTNode | None, node: cst.CSTNode) -> str:
+    """How a value is used, to complete "to_edge_transform_and_lower_to_qnn is ... here"."""
+    match parent:
+        case cst.Arg():
+            return "passed as an argument"
+        case cst.Assign() | cst.AnnAssign():
+            return "assigned to a name"
+        case cst.AssignTarget():
+            return "replaced by an assignment"
+        case cst.Element() | cst.DictElement():
+            return "put in a collection"
+        case cst.Return():
+            return "returned"
+        case cst.Attribute():
+            return "read an attribute of"
+        case cst.Param():
+            return "a parameter's default value"
+    return "used as a value"
