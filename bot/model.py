@@ -53,9 +53,26 @@ def _require(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) ->
     if key not in doc:
         raise ModelError(f"missing field {key!r}")
     value = doc[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # JSON true/false are Python bools, which are ints: refuse them where a number is due.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise ModelError(f"field {key!r} has type {type(value).__name__}")
     return value
+
+
+def _optional(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    """``doc[key]`` when present and not null, checked like ``_require``; else None."""
+    if doc.get(key) is None:
+        return None
+    return _require(doc, key, kind)
+
+
+def _known(doc: Mapping[str, Any], fields: Iterable[str], what: str) -> None:
+    if not isinstance(doc, Mapping):
+        raise ModelError(f"a {what} must be a JSON object")
+    unknown = sorted(set(doc) - set(fields))
+    if unknown:
+        raise ModelError(f"unknown {what} field(s): {', '.join(u[:40] for u in unknown[:5])}")
 
 
 @dataclass(frozen=True)
@@ -184,18 +201,19 @@ class TestResult:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> TestResult:
+        _known(doc, cls.__dataclass_fields__, "test result")
         try:
             status = Status(_require(doc, "status", str))
         except ValueError as exc:
-            raise ModelError(f"unknown status {doc.get('status')!r}") from exc
-        duration = doc.get("duration_s")
-        if duration is not None and not isinstance(duration, int | float):
-            raise ModelError("field 'duration_s' must be a number")
+            raise ModelError(f"unknown status {str(doc.get('status'))[:40]!r}") from exc
+        duration = _optional(doc, "duration_s", (int, float))
+        if duration is not None and not 0 <= duration < float("inf"):
+            raise ModelError("field 'duration_s' must be a finite, non-negative number")
         return cls(
             test_id=_require(doc, "test_id", str),
             status=status,
             duration_s=None if duration is None else float(duration),
-            message=str(doc.get("message", "")),
+            message=_optional(doc, "message", str) or "",
         )
 
 
@@ -276,18 +294,31 @@ class ShardResult:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> ShardResult:
+        """A result file's object; every field's type is checked, unknown fields refused."""
+        _known(doc, cls.__dataclass_fields__, "shard result")
         shard = Shard.from_dict(_require(doc, "shard", dict))
-        results = [TestResult.from_dict(r) for r in _require(doc, "results", list)]
+        raw = _require(doc, "results", list)
+        if not all(isinstance(r, dict) for r in raw):
+            raise ModelError("field 'results' must be a list of objects")
+        results = [TestResult.from_dict(r) for r in raw]
+        attempts = _optional(doc, "attempts", int)
+        if attempts is not None and attempts < 0:
+            raise ModelError("field 'attempts' must not be negative")
+        command = doc.get("command", [])
+        if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+            raise ModelError("field 'command' must be a list of strings")
+        if "attempts" in doc and attempts is None:
+            raise ModelError("field 'attempts' must be an integer, not null")
         return cls.complete(
             shard,
             results,
-            device=doc.get("device"),
-            attempts=int(doc.get("attempts", 1)),
-            infra_reason=doc.get("infra_reason"),
-            log_url=doc.get("log_url"),
-            sdk_version=doc.get("sdk_version"),
-            device_fingerprint=doc.get("device_fingerprint"),
-            command=tuple(doc.get("command", ())),
+            device=_optional(doc, "device", str),
+            attempts=1 if attempts is None else attempts,
+            infra_reason=_optional(doc, "infra_reason", str),
+            log_url=_optional(doc, "log_url", str),
+            sdk_version=_optional(doc, "sdk_version", str),
+            device_fingerprint=_optional(doc, "device_fingerprint", str),
+            command=tuple(command),
         )
 
 

@@ -1,93 +1,50 @@
-"""Click entry points ``qnn-migrate bot ...`` and ``qnn-migrate matrix ...``: the bot's only I/O.
+"""Click entry points ``qnn-migrate bot ...`` and ``qnn-migrate matrix ...``.
 
-This is the one module that reads ``os.environ`` (through ``Settings.from_env``), builds
-the real PyGithub client, reads event and result files, and prints. Everything it calls
-is pure over the injected gateway. Exit codes: 0 done (including "nothing to do"),
-1 GitHub or settings failure, 2 bad input (a command that does not parse, a malformed
-file), 3 the PR head moved (``check-head``).
-
-Runner-side commands (``run-shard`` and friends, in ``bot/device_cli.py``) are added to
-the ``bot`` group lazily through ``EXTERNAL_COMMANDS`` at the bottom of this file.
+The PR-side commands live here; the runner-side ones (``run-shard``, ``device``,
+``device-matrix``) in ``lab`` and the scheduled ones in ``nightly``, all added to the one
+``bot`` group below. Exit codes, the error printer and the settings -> gateway -> links
+wiring are in ``common``. Everything these commands call is pure over the injected gateway.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
 from qnn_migrate.bot import catalog as catalog_mod
-from qnn_migrate.bot.catalog import Catalog, CatalogError
-from qnn_migrate.bot.model import Baseline, ModelError, Shard, ShardResult
-from qnn_migrate.bot.pr.commands import CommandError, parse
-
-EXIT_FAILED = 1
-EXIT_INPUT = 2
-EXIT_HEAD_MOVED = 3
-
-# The hook for other parts of bot/ (the runner side, issue 5): name -> "module:attribute"
-# of a click command. Add one line per command; it is imported only when run, and listed
-# only if its module exists, so `qnn-migrate bot parse` never imports the runner.
-EXTERNAL_COMMANDS: dict[str, str] = {
-    "run-shard": "qnn_migrate.bot.cli.lab:run_shard",
-}
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _catalog(path: Path | None) -> Catalog:
-    try:
-        return catalog_mod.load(path)
-    except CatalogError as exc:
-        _fail(str(exc), EXIT_INPUT)
-
-
-class _BotGroup(click.Group):
-    """The ``bot`` group: its own commands plus EXTERNAL_COMMANDS, imported on first use."""
-
-    def _external(self) -> dict[str, str]:
-        out = {}
-        for name, target in EXTERNAL_COMMANDS.items():
-            module = target.split(":")[0]
-            if importlib.util.find_spec(module) is not None:
-                out[name] = target
-        return out
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._external()})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        own = super().get_command(ctx, cmd_name)
-        if own is not None:
-            return own
-        target = self._external().get(cmd_name)
-        if target is None:
-            return None
-        module, attr = target.split(":")
-        command = getattr(importlib.import_module(module), attr, None)
-        return command if isinstance(command, click.Command) else None
-
-
-CATALOG_OPTION = click.option(
-    "--catalog",
-    "catalog_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The matrices data file (default: bot/matrices.toml).",
+from qnn_migrate.bot.artifacts import ArtifactError, parse_shards
+from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.cli import lab, nightly
+from qnn_migrate.bot.cli.common import (
+    CATALOG_OPTION,
+    EXIT_FAILED,
+    EXIT_HEAD_MOVED,
+    EXIT_INPUT,
+    GitHubSession,
+    collect_results,
+    environment,
+    fail,
+    github_session,
+    load_catalog,
+    read_shards,
+    warn,
 )
+from qnn_migrate.bot.github.gateway import GatewayError
+from qnn_migrate.bot.model import SHA_RE, Baseline, ModelError
+from qnn_migrate.bot.nightly import baseline as baseline_mod
+from qnn_migrate.bot.pr.commands import CommandError, parse
+from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
+from qnn_migrate.bot.pr.events import handle_pull_request_event
+from qnn_migrate.bot.pr.head import check_head
+from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.report import report
+from qnn_migrate.bot.registry import RegistryError, extract
 
 
-@click.group(cls=_BotGroup)
+@click.group()
 def bot() -> None:
     """PR-comment commands and device runs of the QNN test matrices.
 
@@ -106,7 +63,7 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
     A comment with no /qnn line prints `null`.
     """
-    catalog = _catalog(catalog_path)
+    catalog = load_catalog(catalog_path)
     body = sys.stdin.read()
     try:
         command = parse(body, catalog)
@@ -120,42 +77,32 @@ def parse_cmd(catalog_path: Path | None) -> None:
     click.echo(json.dumps(doc, indent=1))
 
 
-def _settings() -> Any:
-    from qnn_migrate.bot.github.settings import Settings, SettingsError
-
-    try:
-        return Settings.from_env(os.environ)
-    except SettingsError as exc:
-        _fail(str(exc), EXIT_FAILED)
-
-
-def _gateway(settings: Any) -> Any:
-    from qnn_migrate.bot.github.client import PyGithubGateway, make_client
-
-    return PyGithubGateway(make_client(settings), settings.repository)
-
-
-def _context(settings: Any, catalog: Catalog) -> Any:
-    from qnn_migrate.bot.pr.dispatch import BotContext
-    from qnn_migrate.bot.pr.render import Links
-
+def _context(session: GitHubSession, catalog: Catalog) -> BotContext:
     return BotContext(
         catalog=catalog,
-        bot_login=settings.bot_login,
-        links=Links(settings.repo_url, settings.run_url),
-        dispatch_ref=settings.dispatch_ref,
+        bot_login=session.settings.bot_login,
+        links=session.links,
+        dispatch_ref=session.settings.dispatch_ref,
     )
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _read_event(path: Path) -> dict[str, object]:
+    """The webhook payload GitHub wrote for this job (trusted: written by the runner)."""
     try:
-        return json.loads(path.read_text("utf-8"))
+        doc = json.loads(path.read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        _fail(f"{path}: cannot read {what}: {exc}", EXIT_INPUT)
+        fail(f"{path}: cannot read the event payload: {exc}", EXIT_INPUT)
+    if not isinstance(doc, dict):
+        fail(f"{path}: the event payload is not a JSON object", EXIT_INPUT)
+    return doc
 
 
-def _echo_outcome(outcome: Any) -> None:
-    doc = {"action": outcome.action, "reason": outcome.reason, "sha": outcome.sha}
+def _echo_outcome(outcome: Outcome) -> None:
+    doc: dict[str, object] = {
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "sha": outcome.sha,
+    }
     if outcome.plan is not None:
         doc["shards"] = len(outcome.plan.shards)
         doc["expected"] = outcome.plan.expected
@@ -186,22 +133,17 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     Prints what was done as one JSON line. Needs GITHUB_TOKEN (or the QNN_BOT_APP_*
     variables) and GITHUB_REPOSITORY in the environment.
     """
-    from qnn_migrate.bot.github.gateway import GatewayError
-    from qnn_migrate.bot.pr.dispatch import handle_comment_event
-    from qnn_migrate.bot.pr.events import handle_pull_request_event
-
-    catalog = _catalog(catalog_path)
-    event = _read_json(event_path, "the event payload")
-    settings = _settings()
-    gw = _gateway(settings)
-    ctx = _context(settings, catalog)
+    catalog = load_catalog(catalog_path)
+    event = _read_event(event_path)
+    session = github_session()
+    ctx = _context(session, catalog)
     try:
         if event_name == "issue_comment":
-            outcome = handle_comment_event(event, gw, ctx)
+            outcome = handle_comment_event(event, session.gateway, ctx)
         else:
-            outcome = handle_pull_request_event(event, gw, ctx)
+            outcome = handle_pull_request_event(event, session.gateway, ctx)
     except GatewayError as exc:
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     _echo_outcome(outcome)
 
 
@@ -229,85 +171,34 @@ def on_comment(ctx: click.Context, event_path: Path, catalog_path: Path | None) 
 @CATALOG_OPTION
 def check_head_cmd(pr: int, sha: str, comment_id: int | None, catalog_path: Path | None) -> None:
     """Exit 0 if the PR head is still SHA; else say so on the PR and exit 3."""
-    from qnn_migrate.bot.github.gateway import GatewayError
-    from qnn_migrate.bot.model import SHA_RE
-    from qnn_migrate.bot.pr.head import check_head
-    from qnn_migrate.bot.pr.render import Links
-
     if not SHA_RE.match(sha):
-        _fail(f"--sha {sha!r} is not 40 lowercase hex digits", EXIT_INPUT)
-    catalog = _catalog(catalog_path)
-    settings = _settings()
+        fail(f"--sha {sha!r} is not 40 lowercase hex digits", EXIT_INPUT)
+    catalog = load_catalog(catalog_path)
+    session = github_session()
     try:
         result = check_head(
-            _gateway(settings),
+            session.gateway,
             pr=pr,
             sha=sha,
             comment_id=comment_id,
             catalog=catalog,
-            bot_login=settings.bot_login,
-            links=Links(settings.repo_url, settings.run_url),
+            bot_login=session.settings.bot_login,
+            links=session.links,
         )
     except GatewayError as exc:
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     click.echo(result.message)
     if not result.ok:
         sys.exit(EXIT_HEAD_MOVED)
 
 
-def load_planned(text: str) -> list[Shard]:
-    """Shards from the dispatch input: ``[{"shard": ..., "runs_on": [...]}]`` or bare shards."""
-    from qnn_migrate.bot.pr.plan import Plan
-
-    doc = json.loads(text)
-    if isinstance(doc, list) and doc and isinstance(doc[0], Mapping) and "runs_on" in doc[0]:
-        return [p.shard for p in Plan.from_json(text).shards]
-    if not isinstance(doc, list):
-        raise ModelError("shards must be a JSON list")
-    return [Shard.from_dict(d) for d in doc]
-
-
-def load_results(results_dir: Path, planned: list[Shard]) -> list[ShardResult]:
-    """Every ``result.json`` (a ShardResult) under ``results_dir``; for a planned shard with
-    none, its ``junit.xml`` (under a directory named after the shard id) read by
-    ``bot.results``. Unreadable files are skipped with a warning: the shard then counts
-    as INFRA in the report, never as passed.
-    """
-    found: dict[str, ShardResult] = {}
-    for path in sorted(results_dir.rglob("*.json")):
-        try:
-            doc = json.loads(path.read_text("utf-8"))
-            if isinstance(doc, dict) and "shard" in doc and "results" in doc:
-                result = ShardResult.from_dict(doc)
-                found.setdefault(result.shard.id, result)
-        except (OSError, ValueError) as exc:
-            click.echo(f"warning: {path}: ignored: {exc}", err=True)
-    missing = [s for s in planned if s.id not in found]
-    if missing:
-        from qnn_migrate.bot.lab import results as junit
-
-        for shard in missing:
-            for xml in sorted(results_dir.rglob("junit.xml")):
-                if shard.id not in xml.relative_to(results_dir).parts[:-1]:
-                    continue
-                try:
-                    found[shard.id] = junit.build(shard, junit.parse_junit(xml.read_bytes()))
-                    break
-                except (OSError, ValueError) as exc:
-                    click.echo(f"warning: {xml}: ignored: {exc}", err=True)
-    return list(found.values())
-
-
 def load_baseline(directory: Path | None) -> Baseline:
-    """The nightly baseline (``<SOC>.json`` files), read by the runner side's ``bot.baseline``."""
+    """The nightly baseline (``<SOC>.json`` files); unreadable files are named and left out."""
     if directory is None:
         return Baseline()
-    baseline_mod: Any = importlib.import_module("qnn_migrate.bot.nightly.baseline")
     loaded, warnings = baseline_mod.load_model(directory)
     for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if not isinstance(loaded, Baseline):
-        raise ModelError(f"{directory}: bot.baseline.load_model did not return a Baseline")
+        warn(warning)
     return loaded
 
 
@@ -341,34 +232,30 @@ def report_cmd(
     catalog_path: Path | None,
 ) -> None:
     """Write the run's results to its PR comment and set the commit status on the pinned SHA."""
-    from qnn_migrate.bot.github.gateway import GatewayError
-    from qnn_migrate.bot.pr.render import Links
-    from qnn_migrate.bot.pr.report import report
-
-    catalog = _catalog(catalog_path)
-    text = shards_file.read_text("utf-8") if shards_file else os.environ.get("QNN_SHARDS", "")
-    if not text:
-        _fail("no shards: pass --shards-file or set QNN_SHARDS", EXIT_INPUT)
+    catalog = load_catalog(catalog_path)
+    text = environment().get("QNN_SHARDS", "")
+    if shards_file is None and not text:
+        fail("no shards: pass --shards-file or set QNN_SHARDS", EXIT_INPUT)
     try:
-        planned = load_planned(text)
-        baseline = load_baseline(baseline_path)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc), EXIT_INPUT)
-    results = load_results(results_dir, planned)
-    settings = _settings()
+        planned = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
+    except ArtifactError as exc:
+        fail(str(exc), EXIT_INPUT)
+    baseline = load_baseline(baseline_path)
+    results = collect_results(results_dir, planned)
+    session = github_session()
     try:
         outcome = report(
-            _gateway(settings),
+            session.gateway,
             planned=planned,
             results=results,
             baseline=baseline,
             catalog=catalog,
-            bot_login=settings.bot_login,
-            links=Links(settings.repo_url, settings.run_url),
+            bot_login=session.settings.bot_login,
+            links=session.links,
             comment_id=comment_id,
         )
     except GatewayError as exc:
-        _fail(str(exc), EXIT_FAILED)
+        fail(str(exc), EXIT_FAILED)
     click.echo(
         json.dumps(
             {
@@ -407,15 +294,13 @@ def plan_cmd(
 
     No comment caps apply; names are still checked against the catalog.
     """
-    from qnn_migrate.bot.pr.plan import Selection, plan
-
-    catalog = _catalog(catalog_path)
+    catalog = load_catalog(catalog_path)
     names = list(catalog.nightly_matrices if nightly else matrices)
     chosen = list(catalog.nightly_socs if nightly else socs) or list(catalog.defaults.socs)
     unknown = [m for m in names if m not in catalog.matrices]
     unknown += [s for s in chosen if s not in catalog.socs]
     if unknown or not names:
-        _fail(f"unknown or missing names: {', '.join(unknown) or 'no --matrix'}", EXIT_INPUT)
+        fail(f"unknown or missing names: {', '.join(unknown) or 'no --matrix'}", EXIT_INPUT)
     selections = [Selection(m, catalog.matrices[m].tests) for m in names]
     try:
         the_plan = plan(
@@ -427,7 +312,7 @@ def plan_cmd(
             pr=pr,
         )
     except ModelError as exc:
-        _fail(str(exc), EXIT_INPUT)
+        fail(str(exc), EXIT_INPUT)
     click.echo(the_plan.to_json())
 
 
@@ -443,7 +328,7 @@ def matrix() -> None:
 @CATALOG_OPTION
 def matrix_list(catalog_path: Path | None) -> None:
     """Every matrix, SoC and backend, and the defaults of /qnn test."""
-    c = _catalog(catalog_path)
+    c = load_catalog(catalog_path)
     reg = c.registry
     click.echo(
         f"Matrices ({c.source}; registry: {reg.package} {reg.version}, {len(c.test_ids)} tests):"
@@ -465,7 +350,7 @@ def matrix_list(catalog_path: Path | None) -> None:
 @CATALOG_OPTION
 def matrix_show(name: str, catalog_path: Path | None) -> None:
     """One matrix: its tests, guarded paths and the device command line (or one SoC)."""
-    c = _catalog(catalog_path)
+    c = load_catalog(catalog_path)
     if name.upper() in c.socs:
         soc = c.socs[name.upper()]
         click.echo(f"{soc.name}: backends {', '.join(soc.backends)}")
@@ -474,7 +359,7 @@ def matrix_show(name: str, catalog_path: Path | None) -> None:
     if name not in c.matrices:
         hints = catalog_mod.close_matches(name, list(c.matrices) + list(c.socs))
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-        _fail(f"no matrix or SoC named {name!r}{hint} (see `qnn-migrate matrix list`)", EXIT_INPUT)
+        fail(f"no matrix or SoC named {name!r}{hint} (see `qnn-migrate matrix list`)", EXIT_INPUT)
     m = c.matrices[name]
     click.echo(f"{m.name}: {m.description}")
     if m.origin:
@@ -498,7 +383,7 @@ def matrix_show(name: str, catalog_path: Path | None) -> None:
 @CATALOG_OPTION
 def matrix_check(catalog_path: Path | None) -> None:
     """Validate the data file against the registry; exit 2 naming every problem."""
-    c = _catalog(catalog_path)
+    c = load_catalog(catalog_path)
     click.echo(
         f"ok: {len(c.matrices)} matrices, {len(c.socs)} SoCs ({len(c.lab_socs)} in the lab), "
         f"{len(c.backends)} backends, registry {c.registry.package} {c.registry.version}"
@@ -523,28 +408,22 @@ def matrix_check(catalog_path: Path | None) -> None:
 @click.option("--check", is_flag=True, help="Exit 1 if the file would change; write nothing.")
 def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
     """Regenerate the test registry from the test file's syntax tree (no import)."""
-    from qnn_migrate.bot.registry import RegistryError, extract
-
     try:
         reg = extract(source.read_text("utf-8"), version=version)
     except RegistryError as exc:
-        _fail(str(exc), EXIT_INPUT)
+        fail(str(exc), EXIT_INPUT)
     text = reg.to_json()
     current = out.read_text("utf-8") if out.exists() else ""
     if check:
         if current != text:
-            _fail(f"{out} is out of date; run without --check to regenerate", EXIT_FAILED)
+            fail(f"{out} is out of date; run without --check to regenerate", EXIT_FAILED)
         click.echo(f"{out}: up to date ({len(reg.ids())} tests)")
         return
     out.write_text(text, "utf-8")
     click.echo(f"wrote {out}: {len(reg.ids())} tests in {len(reg.classes)} classes, {version}")
 
 
-# Runner side (issue 5): the other commands of bot/device_cli.py, registered through the hook above.
-EXTERNAL_COMMANDS.update(
-    {
-        "device": "qnn_migrate.bot.cli.lab:device",
-        "device-matrix": "qnn_migrate.bot.cli.lab:device_matrix",
-        "nightly": "qnn_migrate.bot.cli.lab:nightly_group",
-    }
-)
+bot.add_command(lab.run_shard)
+bot.add_command(lab.device)
+bot.add_command(lab.device_matrix)
+bot.add_command(nightly.nightly_group)

@@ -27,18 +27,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.model import SHA_RE, SOC_RE, TEST_ID_RE, Baseline, ShardResult, Status
 
 SCHEMA = 1
 DEFAULT_WINDOW = 14
 BRANCH = "qnn-baselines"
 DIRECTORY = "baselines"
-MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_TESTS = 20_000
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
-class BaselineError(ValueError):
+class BaselineError(ArtifactError):
     """A baseline file that is too large or not shaped as documented."""
 
 
@@ -52,6 +53,20 @@ class RunInfo:
 
     def to_dict(self) -> dict[str, str]:
         return {"sha": self.sha, "date": self.date, "run_url": self.run_url}
+
+    @property
+    def run_number(self) -> int:
+        """The workflow run id at the end of ``run_url`` (0 if none): ids grow over time."""
+        tail = self.run_url.rstrip("/").rpartition("/")[2]
+        return int(tail) if tail.isdigit() else 0
+
+    def order(self) -> tuple[int, str]:
+        """Where the run sits in the history: by its run id, then its date.
+
+        A workflow run keeps its id when its jobs are re-run (days later, with a later
+        ``date``), and ids grow with time, so the id puts a re-run back on its own night.
+        """
+        return (self.run_number, self.date)
 
     def same_night(self, other: RunInfo) -> bool:
         """One workflow run, even when its report job is re-run later (same run URL)."""
@@ -77,9 +92,11 @@ class SocBaseline:
         """The test's statuses, oldest first, skipping nights it did not run."""
         return [s for s in self.tests.get(test_id, ()) if s is not None]
 
-    def without(self, run: RunInfo) -> SocBaseline:
-        """This history minus ``run`` (a re-run of the same night compares with the one before)."""
-        keep = [i for i, r in enumerate(self.runs) if not r.same_night(run)]
+    def before(self, run: RunInfo) -> SocBaseline:
+        """The history as it stood before ``run``: what that night is compared with."""
+        keep = [
+            i for i, r in enumerate(self.runs) if not r.same_night(run) and r.order() <= run.order()
+        ]
         tests = {t: tuple(seen[i] for i in keep) for t, seen in self.tests.items()}
         return SocBaseline(
             self.soc,
@@ -110,12 +127,10 @@ class SocBaseline:
 
 def loads(text: str | bytes, where: str = "baseline") -> SocBaseline:
     """Parse and validate one baseline file; raise BaselineError naming the problem."""
-    if len(text) > MAX_FILE_BYTES:
-        raise BaselineError(f"{where}: {len(text)} bytes, over the {MAX_FILE_BYTES} cap")
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"{where}: not JSON: {exc}") from exc
+        doc = artifacts.parse_json(text, where)
+    except ArtifactError as exc:
+        raise BaselineError(str(exc)) from exc
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise BaselineError(f"{where}: not a schema-{SCHEMA} baseline object")
     soc = doc.get("soc")
@@ -148,8 +163,10 @@ def loads(text: str | bytes, where: str = "baseline") -> SocBaseline:
             raise BaselineError(f"{where}: malformed test id {test_id[:80]!r}")
         if not isinstance(seen, list) or len(seen) != len(runs):
             raise BaselineError(f"{where}: {test_id} must list one status per run ({len(runs)})")
+        if not all(s is None or isinstance(s, str) for s in seen):
+            raise BaselineError(f"{where}: {test_id}: statuses must be strings or null")
         try:
-            tests[test_id] = tuple(None if s is None else Status(s) for s in seen)
+            tests[test_id] = tuple(None if s is None else Status(str(s)) for s in seen)
         except ValueError as exc:
             raise BaselineError(f"{where}: {test_id}: {exc}") from exc
     return SocBaseline(soc, window, tuple(runs), tests)
@@ -162,10 +179,12 @@ def record(
     run: RunInfo,
     window: int | None = None,
 ) -> SocBaseline:
-    """Append tonight's column for ``soc`` and keep the last ``window`` runs.
+    """Add tonight's column for ``soc`` and keep the last ``window`` runs.
 
     A run already recorded (the same workflow run, see ``RunInfo.same_night``) is
-    replaced, so a re-run of the report job does not count one night twice.
+    replaced, so a re-run of the report job does not count one night twice. The column
+    goes where the run's own date (then its run id) puts it, not at the end: re-running
+    an old night's job later must not make that night look like the latest.
     """
     prev = previous or SocBaseline(soc, window or DEFAULT_WINDOW)
     window = window or prev.window
@@ -176,11 +195,13 @@ def record(
         for r in shard_result.results:
             tonight.setdefault(r.test_id, r.status)
     keep = [i for i, r in enumerate(prev.runs) if not r.same_night(run)]
-    runs = [prev.runs[i] for i in keep] + [run]
+    at = sum(prev.runs[i].order() <= run.order() for i in keep)
+    runs = [prev.runs[i] for i in keep]
+    runs.insert(at, run)
     columns = {t: [seen[i] for i in keep] for t, seen in prev.tests.items()}
     for test_id in set(columns) | set(tonight):
         column = columns.setdefault(test_id, [None] * len(keep))
-        column.append(tonight.get(test_id))
+        column.insert(at, tonight.get(test_id))
     start = max(0, len(runs) - window)
     trimmed = {t: tuple(seen[start:]) for t, seen in columns.items()}
     return SocBaseline(
@@ -199,7 +220,7 @@ def to_model(files: Iterable[SocBaseline]) -> Baseline:
         for test_id in f.tests:
             history[(f.soc, test_id)] = tuple(f.history(test_id))
         run = f.latest_run
-        if run is not None and (latest is None or run.date > latest.date):
+        if run is not None and (latest is None or run.order() > latest.order()):
             latest = run
     return Baseline(sha=latest.sha if latest else None, history=history)
 
@@ -218,10 +239,8 @@ def load_dir(directory: Path) -> tuple[list[SocBaseline], list[str]]:
         return files, [f"no baseline directory at {directory}; every failure is UNCLASSIFIED"]
     for path in sorted(directory.glob("*.json")):
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-            parsed = loads(data, str(path))
-        except (OSError, BaselineError) as exc:
+            parsed = read(path)
+        except ArtifactError as exc:
             warnings.append(f"baseline {path.name} ignored: {exc}")
             continue
         if parsed.soc != path.stem:
@@ -245,6 +264,9 @@ def load_baseline(path: Path) -> Baseline:
     """
     if path.is_dir():
         return load_model(path)[0]
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    return to_model([loads(data, str(path))])
+    return to_model([read(path)])
+
+
+def read(path: Path) -> SocBaseline:
+    """One baseline file, read through the capped artifact reader."""
+    return loads(artifacts.read_bytes(path, "a baseline"), str(path))

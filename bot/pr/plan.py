@@ -4,22 +4,36 @@ One shard is one SoC x one matrix x one chunk of that matrix's tests; chunks are
 by expected duration (``bot.balance``). Test ids named directly in a command form the
 pseudo-matrix ``tests``. The plan crosses ``workflow_dispatch`` as the JSON list
 ``[{"shard": <model.Shard>, "runs_on": [labels]}, ...]``.
+
+A command with ``--sim`` plans simulator shards: ``enable_x86_64`` set, ids starting
+``sim-``, and the ``[simulator]`` runner labels, which no phone host carries.
+
+``device_matrix`` is the other end: the device workflow's plan job checks the list that
+crossed the dispatch against the catalog (every field a shard carries) before any of it
+reaches a runner host.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog, Limits
-from qnn_migrate.bot.model import ModelError, Shard
+from qnn_migrate.bot.model import Shard
 from qnn_migrate.bot.pr import balance
 from qnn_migrate.bot.pr.commands import Command
 
 ADHOC = "tests"  # the pseudo-matrix of test ids named in a comment
+SIM_PREFIX = "sim-"
+SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
+# A build folder the shard may name: relative, plain characters, no `..`, never an option.
+BUILD_FOLDER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}$")
+HOST_LOCAL_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
 
 
 class PlanError(ValueError):
@@ -43,15 +57,6 @@ class PlannedShard:
 
     def to_dict(self) -> dict[str, Any]:
         return {"shard": self.shard.to_dict(), "runs_on": list(self.runs_on)}
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> PlannedShard:
-        if not isinstance(doc, Mapping) or set(doc) != {"shard", "runs_on"}:
-            raise ModelError("a planned shard is {'shard': {...}, 'runs_on': [...]}")
-        labels = doc["runs_on"]
-        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-            raise ModelError("'runs_on' must be a list of strings")
-        return cls(Shard.from_dict(doc["shard"]), tuple(labels))
 
 
 @dataclass(frozen=True)
@@ -77,18 +82,9 @@ class Plan:
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
-        """Read the dispatch input back; raises ModelError on any malformed shard."""
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"shards input is not JSON: {exc}") from exc
-        if not isinstance(doc, list) or not doc:
-            raise ModelError("shards input must be a non-empty JSON list")
-        shards = tuple(PlannedShard.from_dict(d) for d in doc)
-        ids = [p.shard.id for p in shards]
-        if len(set(ids)) != len(ids):
-            raise ModelError("shard ids must be unique")
-        return cls(shards)
+        """Read the dispatch input back (``artifacts``); raises ModelError on any problem."""
+        entries = artifacts.parse_planned(text, "shards input")
+        return cls(tuple(PlannedShard(e.shard, e.runs_on) for e in entries))
 
 
 def select(
@@ -130,18 +126,26 @@ def plan(
     sha: str,
     pr: int | None,
     durations: Mapping[str, float] | None = None,
+    simulator: bool = False,
 ) -> Plan:
-    """Shards for ``work`` (SoC -> selections), balanced by duration within each matrix."""
+    """Shards for ``work`` (SoC -> selections), balanced by duration within each matrix.
+
+    ``simulator``: shards for the x86 simulator tier instead of phones."""
     per_shard = catalog.limits.tests_per_shard
     shards: list[PlannedShard] = []
+    if simulator:
+        check_simulator(catalog, tuple(work), backend)
     for soc, selections in work.items():
         labels = catalog.socs[soc].runner_labels
+        prefix = ""
+        if simulator and catalog.simulator is not None:
+            labels, prefix = catalog.simulator.runner_labels, SIM_PREFIX
         for sel in selections:
             parts = max(1, math.ceil(len(sel.tests) / per_shard))
             chunks = balance.split(sel.tests, parts, durations)
             for k, chunk in enumerate(chunks, start=1):
                 shard = Shard(
-                    id=f"{soc.lower()}-{sel.matrix}-{k}",
+                    id=f"{prefix}{soc.lower()}-{sel.matrix}-{k}",
                     matrix=sel.matrix,
                     soc=soc,
                     backend=backend,
@@ -150,9 +154,26 @@ def plan(
                     sha=sha,
                     pr=pr,
                     build_folder=catalog.defaults.build_folder,
+                    enable_x86_64=simulator,
                 )
                 shards.append(PlannedShard(shard, labels))
     return Plan(tuple(shards))
+
+
+def check_simulator(catalog: Catalog, socs: Sequence[str], backend: str) -> None:
+    """Refuse a simulator plan the tier cannot run, saying what it can."""
+    sim = catalog.simulator
+    if sim is None or not sim.runner_labels:
+        raise PlanError("this repository has no simulator tier ([simulator] in the bot's config)")
+    other = [s for s in socs if s not in sim.socs]
+    if other:
+        raise PlanError(
+            f"the simulator tier runs SoC(s) {', '.join(sim.socs)}, not {', '.join(other)}"
+        )
+    if backend not in sim.backends:
+        raise PlanError(
+            f"the simulator tier runs backend(s) {', '.join(sim.backends)}, not {backend}"
+        )
 
 
 def plan_command(
@@ -174,6 +195,7 @@ def plan_command(
         sha=sha,
         pr=pr,
         durations=durations,
+        simulator=bool(getattr(command, "simulator", False)),
     )
 
 
@@ -194,3 +216,117 @@ def check_limits(p: Plan, limits: Limits) -> None:
             f"the shard list is {size} characters, over the {limits.max_dispatch_chars} "
             "that fit in a workflow_dispatch. Name fewer tests or SoCs."
         )
+
+
+def _runner_label(shard: Shard, catalog: Catalog, where: str, problems: list[str]) -> str:
+    """The third runs-on label of the shard's runners; checks they are [self-hosted, qnn, X]."""
+    if shard.enable_x86_64:
+        sim = catalog.simulator
+        if sim is None:
+            problems.append(f"{where}: a simulator shard, but there is no [simulator] tier")
+            return ""
+        if shard.soc not in sim.socs:
+            problems.append(f"{where}: SoC {shard.soc} is not run on the simulator tier")
+        if shard.backend not in sim.backends:
+            problems.append(f"{where}: backend {shard.backend} is not run on the simulator tier")
+        if not shard.id.startswith(SIM_PREFIX):
+            problems.append(f"{where}: simulator shard ids start with {SIM_PREFIX!r}")
+        labels = sim.runner_labels
+    else:
+        soc = catalog.socs.get(shard.soc)
+        if soc is None:
+            problems.append(f"{where}: SoC {shard.soc} is not in the catalog")
+            return ""
+        if shard.backend not in soc.backends:
+            problems.append(f"{where}: backend {shard.backend!r} is not one of {shard.soc}'s")
+        if shard.id.startswith(SIM_PREFIX):
+            problems.append(f"{where}: a phone shard's id must not start with {SIM_PREFIX!r}")
+        labels = soc.runner_labels
+    if len(labels) != 3 or tuple(labels[:2]) != ("self-hosted", "qnn"):
+        problems.append(
+            f"{where}: its runners are labelled {list(labels)}; the device workflow runs on "
+            "[self-hosted, qnn, <label>]"
+        )
+        return ""
+    if not shard.enable_x86_64 and labels[2] != shard.soc.lower():
+        problems.append(f"{where}: SoC {shard.soc} has runner_labels {list(labels)}")
+    return labels[2]
+
+
+def device_matrix(
+    shards: Sequence[Shard],
+    catalog: Catalog,
+    *,
+    sha: str | None = None,
+    pr: int | None = None,
+) -> dict[str, Any]:
+    """The device job's ``strategy.matrix`` for ``shards``, or ValueError naming every problem.
+
+    The shard list crossed a ``workflow_dispatch``: whoever can dispatch can write any of
+    it. Every field a runner host acts on is checked here against the catalog: one commit
+    and one PR; ids usable as artifact names; a known SoC or the simulator tier, whose
+    runners carry ``[self-hosted, qnn, <label>]``; the backend, the seed, the timeouts and
+    every test id; a build folder that is a plain relative path (never an option such as
+    ``--host=evil``, which the harness would parse); no compile-only shard; and no
+    host-local field (paths, serials).
+    """
+    limits = catalog.limits
+    problems: list[str] = []
+    ids = [s.id for s in shards]
+    if len(set(ids)) != len(ids):
+        problems.append("shard ids must be unique")
+    include: list[dict[str, Any]] = []
+    for s in shards:
+        where = f"shard {s.id[:100]!r}"
+        if not SHARD_ID_RE.match(s.id):
+            problems.append(f"{where}: ids are lower-case letters, digits, '.', '_' and '-'")
+        if sha is not None and s.sha != sha:
+            problems.append(f"{where}: pinned to {s.sha[:12]}, not the run's {sha[:12]}")
+        if pr is not None and s.pr != pr:
+            problems.append(f"{where}: for PR {s.pr}, not {pr}")
+        label = _runner_label(s, catalog, where, problems)
+        if s.backend not in catalog.backends:
+            problems.append(f"{where}: unknown backend {s.backend[:20]!r}")
+        if s.matrix != ADHOC and s.matrix not in catalog.matrices:
+            problems.append(f"{where}: unknown matrix {s.matrix[:64]!r}")
+        unknown = [t for t in s.tests if t not in catalog.test_ids]
+        if unknown:
+            problems.append(
+                f"{where}: test id(s) not in the registry: {', '.join(u[:120] for u in unknown[:5])}"
+            )
+        if len(s.tests) > limits.max_test_runs:
+            problems.append(f"{where}: {len(s.tests)} tests, over {limits.max_test_runs}")
+        if not 0 <= s.seed <= limits.max_seed:
+            problems.append(f"{where}: seed must be between 0 and {limits.max_seed}")
+        folder = s.build_folder
+        if not BUILD_FOLDER_RE.match(folder) or ".." in folder.split("/") or folder.startswith("-"):
+            problems.append(
+                f"{where}: build_folder {folder[:40]!r} must be a plain relative path such as "
+                f"{catalog.defaults.build_folder!r}"
+            )
+        if not limits.min_timeout_s <= s.timeout_s <= limits.max_timeout_s:
+            problems.append(
+                f"{where}: timeout_s must be between {limits.min_timeout_s} and "
+                f"{limits.max_timeout_s}"
+            )
+        if not limits.min_per_test_timeout_s <= s.per_test_timeout_s <= s.timeout_s:
+            problems.append(
+                f"{where}: per_test_timeout_s must be between {limits.min_per_test_timeout_s} "
+                "and timeout_s"
+            )
+        if s.compile_only:
+            problems.append(
+                f"{where}: compile-only shards are not run (ExecuTorch 1.5.1's verify_output "
+                "ignores compile_only); use the simulator tier"
+            )
+        chosen = [f for f in HOST_LOCAL_FIELDS if getattr(s, f)]
+        if chosen:
+            problems.append(f"{where}: {', '.join(chosen)} belong to the runner host, not the plan")
+        include.append({"id": s.id, "soc": s.soc.lower(), "label": label, "shard": s.to_dict()})
+    if not shards:
+        problems.append("no shards")
+    if len(shards) > limits.max_shards:
+        problems.append(f"{len(shards)} shards, over the limit of {limits.max_shards}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return {"include": include}

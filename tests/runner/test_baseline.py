@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult, Verdict
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly.baseline import BaselineError, RunInfo, SocBaseline
@@ -59,7 +60,7 @@ def test_a_rerun_of_the_same_workflow_run_is_the_same_night() -> None:
     later = RunInfo(night(1).sha, "2026-11-01T09:30:00Z", night(1).run_url)
     b = baseline.record(b, "SM8650", results("SM8650", a=Status.FAIL), later)
     assert b.runs == (later,) and b.tests == {A: (Status.FAIL,)}
-    assert b.without(later).runs == ()
+    assert b.before(later).runs == ()
 
 
 def test_json_round_trip_and_model_view(tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ def test_untrusted_files_are_validated(change: dict[str, object], message: str) 
 
 
 def test_size_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(baseline, "MAX_FILE_BYTES", 50)
+    monkeypatch.setattr(artifacts, "MAX_BYTES", 50)
     with pytest.raises(BaselineError, match="over the 50 cap"):
         baseline.loads(json.dumps(GOOD))
 

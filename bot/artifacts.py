@@ -1,0 +1,250 @@
+"""The one reader of files that cross a process boundary: shard lists, result files, baselines.
+
+Every such file was written by another job, often one that ran PR code, so all of them
+are read the same way: at most ``MAX_BYTES`` bytes, strict UTF-8, JSON nested at most
+``MAX_DEPTH`` deep (checked before parsing, so a deeply nested file cannot reach
+Python's recursion limit), every field type-checked by the model's ``from_dict``, and
+every error an ``ArtifactError`` that names the file.
+
+Baselines use ``parse_json`` and ``read_bytes`` from ``nightly.baseline``, which checks
+their shape. Results are looked up per planned shard, only in that shard's own artifact folder
+(``<results>/qnn-result-<id>/`` as ``actions/download-artifact`` lays them out, or
+``<results>/<id>/``): a file elsewhere cannot supply another shard's result. A shard whose
+own file is malformed counts as INFRA throughout, with the reason, so the report and the
+nightly still post.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+
+from qnn_migrate.bot.model import ModelError, Shard, ShardResult
+
+MAX_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 32
+ARTIFACT_PREFIX = "qnn-result-"
+RESULT_FILE = "result.json"
+JUNIT_FILE = "junit.xml"
+
+JSON = None | bool | int | float | str | list["JSON"] | dict[str, "JSON"]
+
+_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET_RE = re.compile(r"[^\[\]{}]+")
+_STEP = str.maketrans({"[": "1", "{": "1", "]": "2", "}": "2"})
+
+
+class ArtifactError(ModelError):
+    """A file from another job that is too large, not JSON, too deep or not the documented shape."""
+
+
+def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
+    """At most ``limit`` (default ``MAX_BYTES``) bytes of ``path``; else ArtifactError naming it."""
+    limit = MAX_BYTES if limit is None else limit
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise ArtifactError(f"{path}: {what} is over the {limit} cap (bytes)")
+    return data
+
+
+def nesting_depth(text: str) -> int:
+    """How deep JSON ``text`` nests arrays and objects, without parsing (no recursion)."""
+    brackets = _NOT_BRACKET_RE.sub("", _STRING_RE.sub('""', text))
+    steps = (1 if c == "1" else -1 for c in brackets.translate(_STEP))
+    return max(accumulate(steps, initial=0))
+
+
+def parse_json(data: str | bytes, where: str) -> JSON:
+    """Capped, depth-bounded JSON; ArtifactError naming ``where`` on any problem."""
+    if len(data) > MAX_BYTES:
+        raise ArtifactError(f"{where}: {len(data)} bytes, over the {MAX_BYTES} cap")
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise ArtifactError(f"{where}: not UTF-8: {exc}") from exc
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise ArtifactError(f"{where}: JSON nested {depth} deep, over the limit of {MAX_DEPTH}")
+    try:
+        doc: JSON = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"{where}: not JSON: {exc}") from exc
+    return doc
+
+
+def read_json(path: Path, what: str) -> JSON:
+    """``parse_json`` of a file."""
+    return parse_json(read_bytes(path, what), str(path))
+
+
+# ------------------------------------------------------------------------------- shards
+
+
+@dataclass(frozen=True)
+class PlannedEntry:
+    """One entry of the dispatched shard list: the shard and its ``runs-on`` labels."""
+
+    shard: Shard
+    runs_on: tuple[str, ...]
+
+
+def _planned_entry(item: JSON, where: str) -> PlannedEntry:
+    if not isinstance(item, dict) or set(item) != {"shard", "runs_on"}:
+        raise ArtifactError(f"{where}: a planned shard is {{'shard': {{...}}, 'runs_on': [...]}}")
+    labels = item["runs_on"]
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise ArtifactError(f"{where}: 'runs_on' must be a list of strings")
+    return PlannedEntry(_shard(item["shard"], where), tuple(str(x) for x in labels))
+
+
+def _shard(item: JSON, where: str) -> Shard:
+    if not isinstance(item, dict):
+        raise ArtifactError(f"{where}: a shard must be a JSON object")
+    try:
+        return Shard.from_dict(item)
+    except ModelError as exc:
+        raise ArtifactError(f"{where}: {exc}") from exc
+
+
+def _unique(shards: Sequence[Shard], where: str) -> None:
+    ids = [s.id for s in shards]
+    if len(set(ids)) != len(ids):
+        raise ArtifactError(f"{where}: shard ids must be unique")
+
+
+def parse_planned(data: str | bytes, where: str) -> list[PlannedEntry]:
+    """The dispatch input ``shards``: a non-empty list of ``{"shard": ..., "runs_on": [...]}``."""
+    doc = parse_json(data, where)
+    if not isinstance(doc, list) or not doc:
+        raise ArtifactError(f"{where}: the shard list must be a non-empty JSON list")
+    entries = [_planned_entry(item, where) for item in doc]
+    _unique([e.shard for e in entries], where)
+    return entries
+
+
+def parse_shards(data: str | bytes, where: str) -> list[Shard]:
+    """A shard, a planned shard, or a non-empty list of either (every form the jobs pass on)."""
+    doc = parse_json(data, where)
+    items = doc if isinstance(doc, list) else [doc]
+    shards = []
+    for item in items:
+        if isinstance(item, dict) and "runs_on" in item:
+            shards.append(_planned_entry(item, where).shard)
+        else:
+            shards.append(_shard(item, where))
+    if not shards:
+        raise ArtifactError(f"{where}: no shards")
+    _unique(shards, where)
+    return shards
+
+
+def read_shards(path: Path, what: str = "the shard list") -> list[Shard]:
+    return parse_shards(read_bytes(path, what), str(path))
+
+
+# ------------------------------------------------------------------------------ results
+
+
+def parse_result(data: str | bytes, where: str) -> ShardResult:
+    """One ``result.json``; every field type-checked."""
+    doc = parse_json(data, where)
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: a result file must be a JSON object")
+    try:
+        return ShardResult.from_dict(doc)
+    except ModelError as exc:
+        raise ArtifactError(f"{where}: {exc}") from exc
+
+
+def shard_folder(results_dir: Path, shard_id: str) -> Path | None:
+    """The shard's own artifact folder under ``results_dir``, if it was downloaded."""
+    for name in (ARTIFACT_PREFIX + shard_id, shard_id):
+        folder = results_dir / name
+        if folder.is_dir() and not folder.is_symlink():
+            return folder
+    return None
+
+
+def _junit_files(folder: Path) -> list[Path]:
+    found = [folder / JUNIT_FILE, *folder.glob(f"attempt-*/{JUNIT_FILE}")]
+    return sorted(p for p in found if p.is_file() and not p.is_symlink())
+
+
+# Reads a shard's JUnit file when the job died before writing result.json (the lab's
+# parser, injected by the CLI so that this shared module imports nothing of bot/lab).
+JunitReader = Callable[[Shard, bytes], ShardResult]
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Per planned shard, what its own artifact held; plus warnings about everything else."""
+
+    results: tuple[ShardResult, ...]
+    warnings: tuple[str, ...]
+
+
+def _infra(shard: Shard, reason: str) -> ShardResult:
+    return ShardResult.all_infra(shard, f"malformed result artifact: {reason}")
+
+
+def _from_folder(
+    shard: Shard, folder: Path, junit: JunitReader | None, warnings: list[str]
+) -> ShardResult | None:
+    result_path = folder / RESULT_FILE
+    if result_path.is_file() and not result_path.is_symlink():
+        try:
+            result = parse_result(read_bytes(result_path, "a shard result"), str(result_path))
+        except ArtifactError as exc:
+            warnings.append(f"{exc}; shard {shard.id} counts as INFRA")
+            return _infra(shard, str(exc))
+        if result.shard.id != shard.id:
+            reason = f"{result_path}: holds the result of shard {result.shard.id[:100]!r}"
+            warnings.append(f"{reason}; shard {shard.id} counts as INFRA")
+            return _infra(shard, reason)
+        return result
+    if junit is None:
+        return None
+    for xml in _junit_files(folder):
+        try:
+            return junit(shard, read_bytes(xml, "a JUnit file"))
+        except ValueError as exc:
+            warnings.append(f"{xml}: ignored: {exc}")
+    return None
+
+
+def collect_results(
+    results_dir: Path, planned: Sequence[Shard], junit: JunitReader | None = None
+) -> Collected:
+    """Each planned shard's result, read only from its own artifact folder.
+
+    A shard with no folder (or nothing readable in it) is left out, and ``reconcile`` then
+    counts it as INFRA; a malformed result file makes its shard INFRA with the reason.
+    Result-like files anywhere else under ``results_dir`` are named in a warning, unread.
+    """
+    warnings: list[str] = []
+    found: list[ShardResult] = []
+    owned: set[str] = set()
+    for shard in planned:
+        folder = shard_folder(results_dir, shard.id)
+        if folder is None:
+            continue
+        owned.add(folder.name)
+        result = _from_folder(shard, folder, junit, warnings)
+        if result is not None:
+            found.append(result)
+    strays = sorted(
+        path
+        for path in results_dir.rglob("*")
+        if path.relative_to(results_dir).parts[0] not in owned
+        and path.name in (RESULT_FILE, JUNIT_FILE)
+    )
+    warnings += [f"{p}: ignored: not in the artifact folder of a planned shard" for p in strays]
+    return Collected(tuple(found), tuple(warnings))
