@@ -62,6 +62,11 @@ def tool_digest(package: Path = _PACKAGE) -> str:
     return digest.hexdigest()
 
 
+def content_digest(data: bytes) -> bytes:
+    """The hash of a file's bytes, as the key uses it (computed where the file was read)."""
+    return hashlib.sha256(data).digest()
+
+
 @dataclass(frozen=True)
 class Entry:
     """A file's cached result: the sites (as plain lists), whether it changed, and the new
@@ -94,10 +99,14 @@ class Cache:
     def key(self, data: bytes, path: str, context: str = "") -> str:
         """The key of ``data`` read from ``path``; ``context``: what the run knows about the
         file from the others (empty when nothing)."""
-        digest = hashlib.sha256(self.salt)
-        digest.update(os.path.abspath(path).encode() + b"\0" + context.encode() + b"\0")
-        digest.update(hashlib.sha256(data).digest())
-        return digest.hexdigest()
+        return self.key_of_digest(content_digest(data), path, context)
+
+    def key_of_digest(self, digest: bytes, path: str, context: str = "") -> str:
+        """:meth:`key`, from the :func:`content_digest` of the bytes."""
+        key = hashlib.sha256(self.salt)
+        key.update(os.path.abspath(path).encode() + b"\0" + context.encode() + b"\0")
+        key.update(digest)
+        return key.hexdigest()
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)

@@ -1,75 +1,76 @@
 """``qnn-migrate rewrite``: files in, files out, diffs, the report and the exit code.
 
 The only module of ``codemods`` that touches the disk, the terminal or a process pool. Files
-are read as bytes and searched for the old name first; only those that mention it are
-decoded, parsed and rewritten, in worker processes when there are several. Writes are atomic
-(temporary file + rename) and keep the file's mode, encoding, BOM and newlines.
+are read as bytes and searched for the old name first; only those that mention it are looked
+up in the result cache (``codemods/cache.py``), and only the misses are decoded, parsed and
+rewritten, in worker processes when there are several. Writes are atomic (temporary file +
+rename) and keep the file's mode, encoding, BOM and newlines. Which files a run takes is
+``codemods/discovery.py``; the ``[tool.qnn-migrate]`` table, ``codemods/config.py``; what is
+printed, ``codemods/output.py``.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
-import fnmatch
 import gc
 import io
-import json
 import os
-import re
 import sys
 import tempfile
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any
 
 import click
 
-from qnn_migrate.codemods.deprecations import lower_to_qnn
-from qnn_migrate.codemods.findings import Unfixable
+from qnn_migrate.codemods import config as configuration
+from qnn_migrate.codemods import output
+from qnn_migrate.codemods.cache import Cache, Entry, content_digest, default_directory
+from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn, target_names
+from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover, exclusion
+from qnn_migrate.codemods.output import Mode, RunReport, Site
+from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 
-Mode = Literal["write", "diff", "check"]
+__all__ = ["DEFAULT_EXCLUDES", "rewrite"]
 
 EXIT_OK = 0
 EXIT_CHANGES_NEEDED = 1
 EXIT_USAGE = 2
 EXIT_FILE_ERRORS = 3
 
-# Directories never entered when walking a directory argument (virtualenvs are also
-# recognised by their pyvenv.cfg).
-DEFAULT_EXCLUDES = (
-    ".git",
-    ".hg",
-    ".svn",
-    ".tox",
-    ".nox",
-    ".venv",
-    "venv",
-    "__pycache__",
-    "build",
-    "dist",
-    ".eggs",
-    "*.egg-info",
-    "node_modules",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "site-packages",
-)
 PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 # The cheap test done on every file before any decoding or parsing.
 _NEEDLE = lower_to_qnn().name.encode()
+# The reason of a rewritten site (the same in every mode, so a cached result serves all).
+REWRITTEN = f"{lower_to_qnn().name} -> {lower_to_qnn().replacement}"
+_exclusion = exclusion  # the compiled matcher, under the name the fast-path tests use
 
 EPILOG = """\b
-Exit codes:
+Exit codes (the highest that applies wins: 3 over 1 over 0):
   0  done (with --check: nothing to change)
   1  --check only: some files would change
-  2  usage error (bad option, missing path)
+  2  usage error (bad option, missing path, bad [tool.qnn-migrate])
   3  some files could not be processed (unreadable, not UTF-8 or their
-     declared encoding, or not valid Python); they were left untouched,
-     every other file was processed
+     declared encoding, not valid Python, a directory that cannot be
+     read, a symbolic link loop); they were left untouched, every other
+     file was processed
+
+\b
+Configuration: [tool.qnn-migrate] in the nearest pyproject.toml above
+the paths (target, exclude, extend-exclude, jobs, respect-gitignore,
+force-exclude); flags win over it. Also: python -m qnn_migrate rewrite.
+Shell completion: eval "$(_QNN_MIGRATE_COMPLETE=bash_source qnn-migrate)".
 """
+
+
+class ConfigurationError(click.ClickException):
+    """A bad ``[tool.qnn-migrate]`` table: a usage error, without the usage text."""
+
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -78,86 +79,21 @@ class Outcome:
 
     path: str
     changed: bool = False
-    sites: int = 0
-    unfixable: tuple[Unfixable, ...] = ()
-    error: str | None = None
+    sites: tuple[Site, ...] = ()
     diff: str = ""
+    entry: Entry | None = None  # what the cache keeps of it; None: not to be cached
+    digest: bytes = b""  # content_digest of the bytes the outcome is about
+
+    @property
+    def errors(self) -> tuple[Site, ...]:
+        return tuple(s for s in self.sites if s.kind == "error")
 
 
-@dataclass
-class Totals:
-    """The run so far."""
-
-    scanned: int = 0
-    changed: list[str] = field(default_factory=list)
-    sites: int = 0
-    unfixable: list[tuple[str, Unfixable]] = field(default_factory=list)
-    errors: list[tuple[str, str]] = field(default_factory=list)
-
-    def add(self, outcome: Outcome) -> None:
-        self.scanned += 1
-        if outcome.changed:
-            self.changed.append(outcome.path)
-        self.sites += outcome.sites
-        self.unfixable += [(outcome.path, u) for u in outcome.unfixable]
-        if outcome.error is not None:
-            self.errors.append((outcome.path, outcome.error))
+def _error(path: str, message: str, line: int = 1, column: int = 1) -> Outcome:
+    return Outcome(path, sites=(Site(path, line, column, "error", message),))
 
 
 # -- files in --------------------------------------------------------------------------------
-def _exclusion(patterns: Sequence[str]) -> Callable[[str, str], bool]:
-    """Whether a name or relative path matches one of ``patterns`` (as ``fnmatch.fnmatch``):
-    one compiled expression for all of them, as the tree has thousands of entries."""
-    if not patterns:
-        return lambda name, relative: False
-    either = re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in patterns))
-
-    def excluded(name: str, relative: str) -> bool:
-        normcase = os.path.normcase
-        return bool(either.match(normcase(name)) or either.match(normcase(relative)))
-
-    return excluded
-
-
-def discover(paths: Sequence[str], excludes: Sequence[str]) -> Iterator[str]:
-    """Python files under ``paths`` (files given explicitly are always taken), each once."""
-    seen: set[str] = set()
-    for root in paths:
-        if os.path.isfile(root):
-            real = os.path.realpath(root)
-            if real not in seen:
-                seen.add(real)
-                yield root
-            continue
-        real_root = os.path.realpath(root)
-        directory_excluded = _exclusion((*DEFAULT_EXCLUDES, *excludes))
-        file_excluded = _exclusion(excludes)
-        stack = [(root, "")]
-        while stack:
-            directory, relative = stack.pop()
-            try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
-            except OSError:
-                continue
-            if relative and any(e.name == "pyvenv.cfg" for e in entries):
-                continue  # a virtualenv
-            subdirectories = []
-            for entry in entries:
-                rel = f"{relative}/{entry.name}" if relative else entry.name
-                if entry.is_symlink():
-                    continue  # never follow links out of the tree, or write through them
-                if entry.is_dir():
-                    if not directory_excluded(entry.name, rel):
-                        subdirectories.append((entry.path, rel))
-                elif entry.name.endswith(".py") and not file_excluded(entry.name, rel):
-                    # No links are followed below a root, so root + relative path is unique.
-                    key = os.path.join(real_root, rel)
-                    if key not in seen:
-                        seen.add(key)
-                        yield entry.path
-            stack += reversed(subdirectories)  # files first, then directories, sorted
-
-
 def decode(data: bytes) -> tuple[str, str]:
     """The text and the encoding of a Python source file (PEP 263, BOM -> utf-8-sig)."""
     try:
@@ -208,32 +144,93 @@ def unified_diff(path: str, old: str, new: str) -> str:
 
 
 # -- one file --------------------------------------------------------------------------------
-def process_text(data: bytes, path: str, target: str, mode: Mode) -> tuple[Outcome, bytes | None]:
-    """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
-    from qnn_migrate.codemods.engine import RewriteError, rewrite_code
+def _syntax_error(text: str, path: str, fallback: str) -> Outcome:
+    """A file that does not parse, located where Python's own parser puts the error."""
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        line, column = error.lineno or 1, error.offset or 1
+        message = f"does not parse ({error.msg}); fix the syntax error, then run again; skipped"
+        return _error(path, message, line, column)
+    except ValueError:
+        pass
+    return _error(path, f"{fallback}; skipped")  # newer syntax only libcst rejects
 
+
+def _sites(path: str, result: Any) -> tuple[Site, ...]:
+    """The engine's findings and rewritten calls as sites (1-based columns)."""
+    sites = [Site(path, u.line, u.column + 1, u.kind, u.reason, u.code) for u in result.unfixable]
+    sites += [
+        Site(path, line, column + 1, "rewritten", REWRITTEN) for line, column in result.rewritten_at
+    ]
+    return tuple(sorted(sites, key=lambda s: (s.line, s.column)))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every file of a run is rewritten with (plain values: sent to the workers)."""
+
+    target: str
+    line_length: int
+    imported_from: frozenset[str] = frozenset()  # modules other files import the name from
+
+
+def process_text(
+    data: bytes, path: str, settings: Settings, mode: Mode
+) -> tuple[Outcome, bytes | None]:
+    """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
+    from qnn_migrate.codemods.engine import RewriteError, rewrite_code, rule_options
+
+    digest = content_digest(data)
     if _NEEDLE not in data:
-        return Outcome(path), None
+        return Outcome(path, digest=digest, entry=Entry(False, (), None)), None
     try:
         text, encoding = decode(data)
     except ValueError as error:
-        return Outcome(path, error=f"{error}; skipped"), None
+        outcome = _error(path, f"{error}; skipped")
+        return replace(outcome, digest=digest, entry=_entry(outcome, None)), None
     try:
         # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.
         filename = path if path == "-" else os.path.abspath(path)
-        result = rewrite_code(text, target=target, filename=filename)
+        options = rule_options(
+            settings.target,
+            line_length=settings.line_length,
+            imported_from=settings.imported_from,
+        )
+        result = rewrite_code(text, options, filename=filename)
     except RewriteError as error:
-        return Outcome(path, error=f"{error}; skipped"), None
-    except Exception as error:  # a bug in the rule must not stop the run
+        outcome = _syntax_error(text, path, str(error))
+        return replace(outcome, digest=digest, entry=_entry(outcome, None)), None
+    except Exception as error:  # a bug in the rule must not stop the run; never cached
         message = f"internal error ({type(error).__name__}: {error}); skipped, please report it"
-        return Outcome(path, error=message), None
-    outcome = Outcome(path, result.changed, result.sites_rewritten, result.unfixable)
-    if not result.changed:
-        return outcome, None
-    if mode == "diff":
-        diff = unified_diff(path, text, result.code)
-        outcome = Outcome(path, True, result.sites_rewritten, result.unfixable, None, diff)
-    return outcome, result.code.encode(encoding)
+        return _error(path, message), None
+    new = result.code.encode(encoding) if result.changed else None
+    outcome = Outcome(path, result.changed, _sites(path, result), digest=digest)
+    outcome = replace(outcome, entry=_entry(outcome, new))
+    if new is not None and mode == "diff":
+        outcome = replace(outcome, diff=unified_diff(path, text, result.code))
+    return outcome, new
+
+
+def _entry(outcome: Outcome, new: bytes | None) -> Entry:
+    return Entry(
+        outcome.changed,
+        tuple((s.line, s.column, s.kind, s.reason, s.group) for s in outcome.sites),
+        new,
+    )
+
+
+def _from_entry(path: str, entry: Entry, data: bytes, mode: Mode) -> tuple[Outcome, bytes | None]:
+    """The outcome a cache entry records for ``data`` read from ``path``."""
+    sites = tuple(
+        Site(path, line, column, kind, reason, group)  # type: ignore[arg-type]
+        for line, column, kind, reason, group in entry.sites
+    )
+    outcome = Outcome(path, entry.changed, sites, digest=content_digest(data), entry=entry)
+    if entry.new is not None and mode == "diff":
+        text, encoding = decode(data)
+        outcome = replace(outcome, diff=unified_diff(path, text, entry.new.decode(encoding)))
+    return outcome, entry.new
 
 
 def read_file(path: str) -> tuple[bytes, os.stat_result]:
@@ -261,21 +258,34 @@ def _collected_after() -> Iterator[None]:
             gc.collect(0)
 
 
-def process_file(path: str, target: str, mode: Mode) -> Outcome:
+def _write(path: str, outcome: Outcome, new: bytes | None, stat: os.stat_result) -> Outcome:
+    if new is None:
+        return outcome
+    try:
+        write_atomically(path, new, stat)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return replace(
+            outcome,
+            changed=False,
+            sites=(
+                *outcome.sites,
+                *_error(path, f"cannot be written ({reason}); left unchanged").sites,
+            ),
+            entry=None,
+        )
+    return outcome
+
+
+def process_file(path: str, settings: Settings, mode: Mode) -> Outcome:
     """Read, rewrite and (in write mode) replace one file."""
     try:
         data, stat = read_file(path)
     except OSError as error:
-        return Outcome(path, error=f"cannot be read ({error.strerror or error}); skipped")
+        return _error(path, f"cannot be read ({error.strerror or error}); skipped")
     with _collected_after():
-        outcome, new = process_text(data, path, target, mode)
-    if new is not None and mode == "write":
-        try:
-            write_atomically(path, new, stat)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            return Outcome(path, error=f"cannot be written ({reason}); left unchanged")
-    return outcome
+        outcome, new = process_text(data, path, settings, mode)
+    return _write(path, outcome, new, stat) if mode == "write" else outcome
 
 
 def _scan(path: str) -> tuple[str, int | None, str | None]:
@@ -313,13 +323,49 @@ def _frozen_imports() -> Iterator[None]:
         gc.unfreeze()
 
 
+@dataclass
+class _Progress:
+    bar: Any = None
+
+    def step(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+
+def _read(path: str) -> tuple[bytes, os.stat_result | None]:
+    """The file's bytes, and its status if it mentions the old name; plain system calls,
+    a third less time than ``open().read()``, which counts when every file is read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        return data, (os.fstat(fd) if _NEEDLE in data else None)
+    finally:
+        os.close(fd)
+
+
+def _context(path: str, settings: Settings) -> str:
+    """What the run knows about ``path`` from the other files, for the cache key."""
+    return "imported-from" if imported_here(os.path.abspath(path), settings.imported_from) else ""
+
+
 def run(
-    files: Sequence[str], *, target: str, mode: Mode, jobs: int, progress: bool
+    files: Sequence[str],
+    *,
+    settings: Settings,
+    mode: Mode,
+    jobs: int,
+    progress: bool,
+    cache: Cache | None = None,
 ) -> list[Outcome]:
     """Scan every file, rewrite those that mention the old name; outcomes in input order.
 
-    The scan (read, search the bytes) is cheap and done here; the files that mention the name
-    go to worker processes, largest first, so the longest one does not start last.
+    The scan (read, search the bytes) is cheap and done here; then the files that mention
+    the name are scanned for the modules they import it from (``codemods/reexports.py``),
+    looked up in ``cache``, and the misses go to worker processes, largest first, so the
+    longest one does not start last.
     """
     outcomes: dict[str, Outcome | Future[Outcome]] = {}
     workers = jobs or os.cpu_count() or 1
@@ -328,17 +374,41 @@ def run(
         if progress
         else None
     )
-    sizes: dict[str, int] = {}
+    tick = _Progress(bar)
+    mentioning: dict[str, tuple[bytes, os.stat_result]] = {}
     pool: ProcessPoolExecutor | None = None
     try:
         for path in files:
-            _, size, error = _scan(path)
-            if size is None:
-                outcomes[path] = Outcome(path, error=error)
-                if bar is not None:
-                    bar.update(1)
+            try:
+                data, stat = _read(path)
+            except OSError as error:
+                outcomes[path] = _error(
+                    path, f"cannot be read ({error.strerror or error}); skipped"
+                )
+                tick.step()
+                continue
+            if stat is None:
+                outcomes[path] = Outcome(path)
+                tick.step()
             else:
-                sizes[path] = size
+                mentioning[path] = (data, stat)
+        settings = replace(
+            settings,
+            imported_from=reexport_scan(
+                {os.path.abspath(p): data for p, (data, _) in mentioning.items()}
+            ),
+        )
+        sizes: dict[str, int] = {}
+        for path, (data, stat) in mentioning.items():
+            key = None if cache is None else cache.key(data, path, _context(path, settings))
+            entry = None if cache is None or key is None else cache.get(key)
+            if entry is None:
+                sizes[path] = len(data)
+                continue
+            outcome, new = _from_entry(path, entry, data, mode)
+            outcomes[path] = _write(path, outcome, new, stat) if mode == "write" else outcome
+            tick.step()
+        mentioning.clear()  # the misses are read again by the workers
         matches = sorted(sizes, key=lambda p: -sizes[p])
         if matches:
             import qnn_migrate.codemods.engine  # noqa: F401 - imported once here, inherited by workers
@@ -346,19 +416,20 @@ def run(
             if workers > 1 and len(matches) > 1:
                 pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))
                 for path in matches:
-                    outcomes[path] = pool.submit(process_file, path, target, mode)
+                    outcomes[path] = pool.submit(process_file, path, settings, mode)
             else:
                 for path in matches:
-                    outcomes[path] = process_file(path, target, mode)
-                    if bar is not None:
-                        bar.update(1)
+                    outcomes[path] = process_file(path, settings, mode)
+                    tick.step()
             result = []
             for path in files:
                 item = outcomes[path]
                 if isinstance(item, Future):
                     item = item.result()
-                    if bar is not None:
-                        bar.update(1)
+                    tick.step()
+                if cache is not None and path in sizes and item.entry is not None:
+                    context = _context(path, settings)
+                    cache.put(cache.key_of_digest(item.digest, path, context), item.entry)
                 result.append(item)
         return result
     finally:
@@ -368,44 +439,12 @@ def run(
             pool.shutdown(cancel_futures=True)
 
 
-def _summary(totals: Totals, mode: Mode) -> str:
-    verb = {"write": "rewritten", "diff": "would change", "check": "would change"}[mode]
-    parts = [
-        f"{totals.scanned} file{'s' if totals.scanned != 1 else ''} scanned",
-        f"{len(totals.changed)} {verb} ({totals.sites} call site{'s' if totals.sites != 1 else ''})",
-        f"{len(totals.unfixable)} site{'s' if len(totals.unfixable) != 1 else ''} left for you",
-        f"{len(totals.errors)} error{'s' if len(totals.errors) != 1 else ''}",
-    ]
-    return "qnn-migrate rewrite: " + ", ".join(parts)
-
-
-def _report_json(totals: Totals) -> str:
-    return json.dumps(
-        {
-            "files_scanned": totals.scanned,
-            "files_changed": totals.changed,
-            "sites_rewritten": totals.sites,
-            "unfixable": [
-                {"path": path, "line": u.line, "reason": u.reason} for path, u in totals.unfixable
-            ],
-            "errors": [{"path": path, "message": message} for path, message in totals.errors],
-        },
-        indent=2,
-    )
-
-
-def _stdin(target: str, mode: Mode, as_json: bool) -> Totals:
-    """``-``: rewrite standard input to standard output (diff/check as for files)."""
+def _stdin(settings: Settings, mode: Mode) -> tuple[Outcome, bytes, bytes | None]:
+    """``-``: the outcome for standard input, its bytes and the rewritten bytes."""
     data = sys.stdin.buffer.read()
     with _collected_after():
-        outcome, new = process_text(data, "-", target, "diff" if mode == "diff" else "check")
-    totals = Totals()
-    totals.add(outcome)
-    if mode == "write" and not as_json:
-        sys.stdout.buffer.write(data if new is None else new)
-    elif mode == "diff":
-        sys.stdout.write(outcome.diff)
-    return totals
+        outcome, new = process_text(data, "-", settings, "diff" if mode == "diff" else "check")
+    return outcome, data, new
 
 
 @click.command(
@@ -417,30 +456,81 @@ def _stdin(target: str, mode: Mode, as_json: bool) -> Totals:
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print a JSON report on stdout instead of the summary."
+    "--output-format",
+    type=click.Choice(output.FORMATS),
+    default=None,
+    help="text (default): files, errors and counts on stderr. json: one record per site "
+    "(path, line, column, kind, reason, target) on stdout. github: workflow commands on "
+    "stdout, shown as annotations on a pull request. Never changes what is written.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Shorthand for --output-format json.")
+@click.option(
+    "-q",
+    "--quiet",
+    count=True,
+    help="Text output: -q the summary only, -qq nothing (the exit code still tells).",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Text output: every site left for you (path:line:col), not a count per reason.",
 )
 @click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=0),
-    default=0,
-    show_default="0: one per CPU",
-    help="Worker processes for the files that need rewriting.",
+    default=None,
+    help="Worker processes for the files that need rewriting [default: jobs from the "
+    "config, else 0: one per CPU].",
 )
 @click.option(
     "--exclude",
     multiple=True,
     metavar="GLOB",
-    help="Skip files and directories whose name or path (relative to the PATH given) match; "
-    "repeatable. .git, virtualenvs, build folders and caches are always skipped.",
+    help="Skip files and directories whose name, or path relative to the project root, "
+    "matches; repeatable. Replaces the config's exclude and the built-in list (.git, "
+    "virtualenvs, build, dist, caches, site-packages, ...).",
+)
+@click.option(
+    "--extend-exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Like --exclude, but added to the config's exclude and the built-in list.",
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip what .gitignore files and .git/info/exclude ignore [default: on].",
+)
+@click.option(
+    "--force-exclude/--no-force-exclude",
+    default=None,
+    help="Apply the exclusions and ignore files to files named on the command line too "
+    "(the pre-commit hooks pass it) [default: off].",
 )
 @click.option(
     "--target",
-    type=click.Choice(["qnn-passes", "executorch"]),
-    default="qnn-passes",
-    show_default=True,
-    help="qnn-passes: the generic call with the qnn_passes helpers. executorch: the "
-    "wrapper's body with ExecuTorch's own QNN API (no run-time dependency on qnn-migrate).",
+    type=click.Choice(target_names()),
+    default=None,
+    help="How the replacement is written [default: target from the config, else "
+    + default_target()
+    + "]. "
+    + " ".join(f"{t.name}: {t.help}" for t in lower_to_qnn().targets),
+)
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    help="Reuse the results of files unchanged since an earlier run [default: on].",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    envvar="QNN_MIGRATE_CACHE_DIR",
+    help="Where the cache lives [default: $XDG_CACHE_HOME/qnn-migrate or ~/.cache/qnn-migrate; "
+    "env: QNN_MIGRATE_CACHE_DIR].",
 )
 @click.option(
     "--progress/--no-progress",
@@ -451,50 +541,121 @@ def rewrite(
     paths: tuple[str, ...],
     show_diff: bool,
     check: bool,
+    output_format: str | None,
     as_json: bool,
-    jobs: int,
+    quiet: int,
+    verbose: int,
+    jobs: int | None,
     exclude: tuple[str, ...],
-    target: str,
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
+    force_exclude: bool | None,
+    target: str | None,
+    use_cache: bool,
+    cache_dir: str | None,
     progress: bool | None,
 ) -> None:
     """Rewrite to_edge_transform_and_lower_to_qnn calls to to_edge_transform_and_lower.
 
     PATH is a file or a directory (searched for *.py), or - to rewrite standard input to
-    standard output. Sites that cannot be rewritten safely are left alone and listed with
-    path:line and the reason.
+    standard output. Each file rewritten (or, with --check, that would be) is named; sites
+    that cannot be rewritten safely are left alone and counted per reason (-v lists each as
+    path:line:col: reason).
     """
-    if show_diff and as_json:
-        raise click.UsageError("--diff and --json both print to stdout; use one of them")
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json and --output-format {output_format} disagree; use one")
+    fmt = "json" if as_json else output_format or "text"
+    if show_diff and fmt != "text":
+        raise click.UsageError(f"--diff and --output-format {fmt} both print to stdout; use one")
     mode: Mode = "diff" if show_diff else "check" if check else "write"
-    if "-" in paths:
-        if len(paths) > 1:
-            raise click.UsageError("- (standard input) cannot be combined with other paths")
-        totals = _stdin(target, mode, as_json)
+    if "-" in paths and len(paths) > 1:
+        raise click.UsageError("- (standard input) cannot be combined with other paths")
+    missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
+    if missing:
+        raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
+    try:
+        found_config = configuration.find(configuration.start_directory(paths), target_names())
+    except configuration.ConfigError as error:
+        raise ConfigurationError(str(error)) from None
+    settings = Settings(
+        target=target or found_config.target or default_target(),
+        line_length=found_config.line_length,
+    )
+    report = RunReport(mode=mode, target=settings.target)
+    if paths == ("-",):
+        outcome, data, new = _stdin(settings, mode)
+        _add(report, outcome)
+        if mode == "write" and fmt == "text":
+            sys.stdout.buffer.write(data if new is None else new)
+        elif mode == "diff":
+            sys.stdout.write(outcome.diff)
     else:
-        missing = [p for p in paths if not os.path.exists(p)]
-        if missing:
-            raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
-        files = list(discover(paths, exclude))
+        selection = Selection(
+            root=found_config.root,
+            exclude=exclude
+            or (DEFAULT_EXCLUDES if found_config.exclude is None else found_config.exclude),
+            extend_exclude=(*found_config.extend_exclude, *extend_exclude),
+            respect_gitignore=_first(respect_gitignore, found_config.respect_gitignore, True),
+            force_exclude=_first(force_exclude, found_config.force_exclude, False),
+        )
+        found = discover(paths, selection)
+        report.links = found.links
+        for path, message in found.errors:
+            report.sites.append(Site(path, 1, 1, "error", message))
         show = (
             progress
             if progress is not None
-            else (sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES)
+            else (sys.stderr.isatty() and len(found.files) >= PROGRESS_MIN_FILES)
         )
-        totals = Totals()
-        for outcome in run(files, target=target, mode=mode, jobs=jobs, progress=show):
-            totals.add(outcome)
+        store = (
+            Cache(
+                cache_dir or default_directory(),
+                target=settings.target,
+                line_length=settings.line_length,
+            )
+            if use_cache
+            else None
+        )
+        workers = jobs if jobs is not None else found_config.jobs or 0
+        outcomes = run(
+            found.files,
+            settings=settings,
+            mode=mode,
+            jobs=workers,
+            progress=show,
+            cache=store,
+        )
+        for outcome in outcomes:
+            _add(report, outcome)
             if outcome.diff:
                 click.echo(outcome.diff, nl=False)
-    if as_json:
-        click.echo(_report_json(totals))
-    else:
-        for path, item in totals.unfixable:
-            click.echo(item.render(path), err=True)
-        for path, message in totals.errors:
-            click.echo(f"{path}: error: {message}", err=True)
-        click.echo(_summary(totals, mode), err=True)
-    if totals.errors:
+    _print(report, fmt, verbose - quiet)
+    errors = report.of_kind("error")
+    if errors:
         sys.exit(EXIT_FILE_ERRORS)
-    if mode in ("check", "diff") and totals.changed and check:
+    if check and report.changed:
         sys.exit(EXIT_CHANGES_NEEDED)
     sys.exit(EXIT_OK)
+
+
+def _first(*values: bool | None) -> bool:
+    return next(v for v in values if v is not None)
+
+
+def _add(report: RunReport, outcome: Outcome) -> None:
+    report.scanned += 1
+    if outcome.changed:
+        report.changed.append(outcome.path)
+    report.sites += outcome.sites
+
+
+def _print(report: RunReport, fmt: str, verbosity: int) -> None:
+    if fmt == "json":
+        click.echo(output.as_json(report))
+    elif fmt == "github":
+        for line in output.github(report):
+            click.echo(line)
+    if fmt != "text":
+        verbosity = min(verbosity, -1)  # the machine output is on stdout; stderr: the summary
+    for line in output.text(report, verbosity):
+        click.echo(line, err=True)

@@ -35,11 +35,17 @@ CLEAN = "import os\n\nprint(os.getcwd())\n"
 
 
 def _tree(tmp_path: Path) -> Path:
-    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg").mkdir(parents=True)
     (tmp_path / "pkg" / "a.py").write_text(OLD_CALL)
     (tmp_path / "pkg" / "b.py").write_text(UNFIXABLE)
     (tmp_path / "pkg" / "c.py").write_text(CLEAN)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own cache directory: nothing is written to the user's."""
+    monkeypatch.setenv("QNN_MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:
@@ -53,53 +59,99 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     assert code == 0
     assert f"--- a/{tree}/pkg/a.py" in out and "+    programs = qnn_export(" in out
     assert (tree / "pkg" / "a.py").read_text() == OLD_CALL
+    assert f"would rewrite: {tree}/pkg/a.py\n" in err
     assert "3 files scanned, 1 would change (1 call site), 1 site left for you" in err
-    assert f"{tree}/pkg/b.py:5: " in err and "*args/**kwargs" in err
+    assert "1 site left for you, by reason (-v lists each, as path:line:col):" in err
+    assert f"{tree}/pkg/b.py:5:" not in err and "  1 x " in err and "*args/**kwargs" in err
+    code, _, err = _invoke("--diff", "-v", str(tree))
+    assert f"{tree}/pkg/b.py:5:12: " in err and "*args/**kwargs" in err
 
 
 def test_default_writes_in_place_and_second_run_changes_nothing(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     code, _, err = _invoke(str(tree))
     assert code == 0 and "1 rewritten (1 call site)" in err
+    assert f"rewrote: {tree}/pkg/a.py\n" in err
     rewritten = (tree / "pkg" / "a.py").read_text()
     assert "to_edge_transform_and_lower(" in rewritten and "_to_qnn" not in rewritten
     assert (tree / "pkg" / "b.py").read_text() == UNFIXABLE  # reported, not touched
     assert not list(tree.rglob(".qnn-migrate-*"))  # no temporary files left behind
     code, _, err = _invoke(str(tree))
-    assert code == 0 and "0 rewritten (0 call sites)" in err
+    assert code == 0 and "0 rewritten (0 call sites)" in err and "rewrote:" not in err
     assert (tree / "pkg" / "a.py").read_text() == rewritten
 
 
 def test_check_exit_codes(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
-    code, out, _ = _invoke("--check", str(tree))
+    code, out, err = _invoke("--check", str(tree))
     assert code == 1 and out == ""
+    assert err.splitlines()[0] == f"would rewrite: {tree}/pkg/a.py"
     assert (tree / "pkg" / "a.py").read_text() == OLD_CALL
     code, _, _ = _invoke("--check", str(tree / "pkg" / "b.py"), str(tree / "pkg" / "c.py"))
     assert code == 0  # unfixable sites alone are reported, not "changes needed"
 
 
-def test_json_report(tmp_path: Path) -> None:
+def test_json_report_has_one_record_per_site(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     (tree / "pkg" / "broken.py").write_text("to_edge_transform_and_lower_to_qnn(\n")
-    code, out, _ = _invoke("--json", "--check", str(tree))
+    code, out, _ = _invoke("--output-format", "json", "--check", str(tree))
     assert code == 3  # a file could not be processed: that wins over "changes needed"
     report = json.loads(out)
-    assert set(report) == {
-        "files_scanned",
-        "files_changed",
-        "sites_rewritten",
-        "unfixable",
-        "errors",
-    }
+    assert set(report) == {"files_scanned", "files_changed", "target", "sites"}
     assert report["files_scanned"] == 4
     assert report["files_changed"] == [f"{tree}/pkg/a.py"]
-    assert report["sites_rewritten"] == 1
-    assert report["unfixable"] == [
-        {"path": f"{tree}/pkg/b.py", "line": 5, "reason": report["unfixable"][0]["reason"]}
-    ]
-    assert [e["path"] for e in report["errors"]] == [f"{tree}/pkg/broken.py"]
-    assert "does not parse" in report["errors"][0]["message"]
+    by_kind = {s["kind"]: s for s in report["sites"]}
+    assert set(by_kind) == {"rewritten", "unfixable", "error"}
+    assert by_kind["rewritten"] == {
+        "path": f"{tree}/pkg/a.py",
+        "line": 5,
+        "column": 12,
+        "kind": "rewritten",
+        "reason": by_kind["rewritten"]["reason"],
+        "target": "qnn-passes",
+    }
+    assert (by_kind["unfixable"]["path"], by_kind["unfixable"]["line"]) == (f"{tree}/pkg/b.py", 5)
+    assert "*args/**kwargs" in by_kind["unfixable"]["reason"]
+    assert by_kind["error"]["path"] == f"{tree}/pkg/broken.py"
+    assert "does not parse" in by_kind["error"]["reason"]
+    _, shorthand, _ = _invoke("--json", "--check", str(tree))
+    assert json.loads(shorthand) == report  # --json is --output-format json
+
+
+def test_the_format_never_changes_what_is_written(tmp_path: Path) -> None:
+    written = {}
+    for fmt in output_formats():
+        tree = tmp_path / fmt
+        tree.mkdir()
+        _tree(tree)
+        code, _, _ = _invoke("--output-format", fmt, "--no-cache", str(tree))
+        assert code == 0
+        written[fmt] = {p.name: p.read_text() for p in sorted(tree.rglob("*.py"))}
+    assert written["json"] == written["text"] == written["github"]
+    assert "qnn_export(" in written["text"]["a.py"]  # the control: something was written
+
+
+def output_formats() -> tuple[str, ...]:
+    return ("text", "json", "github")
+
+
+def test_github_format_emits_workflow_commands(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    code, out, err = _invoke("--output-format", "github", "--check", str(tree))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith(f"::error file={tree}/pkg/a.py,line=5,col=12,title=qnn-migrate%3A")
+    assert lines[1].startswith(f"::warning file={tree}/pkg/b.py,line=5,")
+    assert err.startswith("qnn-migrate rewrite: 3 files scanned")  # the summary only
+
+
+def test_quiet_and_very_quiet(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    code, _, err = _invoke("--check", "-q", str(tree))
+    assert code == 1 and err.splitlines() == [err.splitlines()[0]]
+    assert err.startswith("qnn-migrate rewrite: 3 files scanned")
+    code, out, err = _invoke("--check", "-qq", str(tree))
+    assert code == 1 and out == "" and err == ""
 
 
 def test_bad_files_are_skipped_and_reported(
@@ -125,10 +177,14 @@ def test_bad_files_are_skipped_and_reported(
     before = {p: p.read_bytes() for p in (bad_syntax, not_utf8, undeclared, unreadable)}
     code, _, err = _invoke("--jobs", "1", str(tree))
     assert code == 3
-    assert f"{bad_syntax}: error: does not parse (parser error: error at 2:4" in err
-    assert f"{not_utf8}: error: is not valid utf-8 (byte {len(OLD_CALL) + 5}: " in err
-    assert f"{undeclared}: error: cannot be decoded (invalid or missing encoding" in err
-    assert f"{unreadable}: error: cannot be read (Permission denied)" in err
+    # Python's own line and column for the syntax error (libcst's are a line off here).
+    with pytest.raises(SyntaxError) as python:
+        compile(bad_syntax.read_text(), str(bad_syntax), "exec")
+    assert (python.value.lineno, python.value.offset) == (1, 7)
+    assert f"{bad_syntax}:1:7: error: does not parse (invalid syntax); fix" in err
+    assert f"{not_utf8}:1:1: error: is not valid utf-8 (byte {len(OLD_CALL) + 5}: " in err
+    assert f"{undeclared}:1:1: error: cannot be decoded (invalid or missing encoding" in err
+    assert f"{unreadable}:1:1: error: cannot be read (Permission denied)" in err
     assert "4 errors" in err
     for path, data in before.items():
         assert path.read_bytes() == data  # nothing written to a file that failed
@@ -182,17 +238,32 @@ def test_stdin_to_stdout() -> None:
     assert result.exit_code == 0 and result.stdout.startswith("--- a/-")
 
 
-def test_excludes_default_and_given(tmp_path: Path) -> None:
+def test_excludes_default_and_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no config: patterns are relative to the current directory
     for directory in (".git", "build", "venv_dir", "vendored", "src"):
         (tmp_path / directory).mkdir()
         (tmp_path / directory / "m.py").write_text(OLD_CALL)
     (tmp_path / "venv_dir" / "pyvenv.cfg").write_text("home = /usr\n")
     (tmp_path / "src" / "skip_me.py").write_text(OLD_CALL)
     code, out, _ = _invoke(
-        "--json", "--check", "--exclude", "vendored", "--exclude", "*/skip_*", str(tmp_path)
+        "--json",
+        "--check",
+        "--extend-exclude",
+        "vendored",
+        "--extend-exclude",
+        "src/skip_*",
+        str(tmp_path),
     )
     assert code == 1
     assert json.loads(out)["files_changed"] == [f"{tmp_path}/src/m.py"]
+    # --exclude replaces the built-in list: build/ is walked now (.git too, as ruff does).
+    _, out, _ = _invoke("--json", "--check", "--exclude", "vendored", str(tmp_path / "src"))
+    assert json.loads(out)["files_changed"] == [
+        f"{tmp_path}/src/m.py",
+        f"{tmp_path}/src/skip_me.py",
+    ]
+    _, out, _ = _invoke("--json", "--check", "--exclude", "vendored", str(tmp_path))
+    assert f"{tmp_path}/build/m.py" in json.loads(out)["files_changed"]
 
 
 def test_parallel_jobs_give_the_same_result(tmp_path: Path) -> None:
@@ -217,7 +288,8 @@ def test_target_executorch(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["no/such/path"], "no such file or directory: no/such/path"),
-        (["--diff", "--json", "."], "--diff and --json both print to stdout"),
+        (["--diff", "--json", "."], "--diff and --output-format json both print to stdout"),
+        (["--json", "--output-format", "github", "."], "--json and --output-format github"),
         (["-", "."], "cannot be combined with other paths"),
         (["--target", "tflite", "."], "Invalid value for '--target'"),
         ([], "Missing argument"),
@@ -255,9 +327,11 @@ def test_real_subprocess_on_the_bundled_examples() -> None:
     )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["errors"] == []
-    assert report["sites_rewritten"] >= 5
-    assert {u["path"] for u in report["unfixable"]} >= {"examples/fork_extensions.py"}
+    kinds = [s["kind"] for s in report["sites"]]
+    assert "error" not in kinds
+    assert kinds.count("rewritten") >= 5
+    unfixable = {s["path"] for s in report["sites"] if s["kind"] == "unfixable"}
+    assert unfixable >= {"examples/fork_extensions.py"}
 
 
 def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
@@ -271,6 +345,8 @@ def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
     assert set(by_id) == {"qnn-migrate-check", "qnn-migrate-fix"}
     for hook in hooks:
         assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["require_serial"] is True  # one process: the run parallelises itself
+        assert "--force-exclude" in shlex.split(hook["entry"])
     staged = tmp_path / "staged.py"
     staged.write_text(OLD_CALL)
     check = shlex.split(by_id["qnn-migrate-check"]["entry"])
@@ -279,3 +355,143 @@ def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
     fix = shlex.split(by_id["qnn-migrate-fix"]["entry"])
     assert CliRunner().invoke(rewrite, [*fix[2:], str(staged)]).exit_code == 0
     assert CliRunner().invoke(rewrite, [*check[2:], str(staged)]).exit_code == 0
+
+
+def _project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.qnn-migrate]\n{table}")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text(OLD_CALL)
+    return tmp_path
+
+
+def test_config_sets_the_target_and_flags_win(tmp_path: Path) -> None:
+    root = _project(tmp_path, 'target = "executorch"\n')
+    code, out, _ = _invoke("--diff", str(root / "src"))
+    assert code == 0 and "QnnManagerContext(" in out and "qnn_passes" not in out
+    code, out, _ = _invoke("--diff", "--target", "qnn-passes", str(root / "src"))
+    assert code == 0 and "qnn_passes" in out  # the flag wins over the file
+
+
+def test_config_excludes_are_relative_to_the_project_root(tmp_path: Path) -> None:
+    root = _project(tmp_path, 'extend-exclude = ["src/a.py"]\n')
+    (root / "src" / "b.py").write_text(OLD_CALL)
+    code, out, _ = _invoke("--json", "--check", str(root / "src"))
+    assert code == 1 and json.loads(out)["files_changed"] == [f"{root}/src/b.py"]
+
+
+def test_an_unknown_config_key_is_a_usage_error_naming_file_and_key(tmp_path: Path) -> None:
+    root = _project(tmp_path, 'exclude = ["x"]\ntraget = "executorch"\n')
+    code, _, err = _invoke("--check", str(root / "src"))
+    assert code == 2
+    assert f"{root / 'pyproject.toml'}: unknown key 'traget' in [tool.qnn-migrate]" in err
+
+
+def test_gitignore_is_respected_unless_told_not_to(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "m.py").write_text(OLD_CALL)
+    (tmp_path / "kept.py").write_text(OLD_CALL)
+    _, out, _ = _invoke("--json", "--check", str(tmp_path))
+    assert json.loads(out)["files_changed"] == [f"{tmp_path}/kept.py"]
+    _, out, _ = _invoke("--json", "--check", "--no-respect-gitignore", str(tmp_path))
+    assert f"{tmp_path}/generated/m.py" in json.loads(out)["files_changed"]
+    # Named on the command line, an ignored file is taken, unless --force-exclude.
+    named = str(tmp_path / "generated" / "m.py")
+    assert _invoke("--check", named)[0] == 1
+    code, _, err = _invoke("--check", "--force-exclude", named)
+    assert code == 0 and "0 files scanned" in err
+
+
+def test_symlink_loops_and_unreadable_directories_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.py").write_text(CLEAN)
+    os.symlink("loop.py", tmp_path / "loop.py")
+    code, _, err = _invoke("--check", str(tmp_path))
+    assert code == 3 and f"{tmp_path}/loop.py:1:1: error: is a symbolic link loop" in err
+    code, _, err = _invoke("--check", str(tmp_path / "loop.py"))
+    assert code == 3 and "symbolic link loop" in err and "no such file" not in err
+    os.unlink(tmp_path / "loop.py")
+    (tmp_path / "locked").mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:  # tests run as root, where chmod 000 does not lock
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, _, err = _invoke("--check", str(tmp_path))
+    assert code == 3 and f"{tmp_path}/locked:1:1: error: directory cannot be read" in err
+
+
+def test_help_documents_exit_code_precedence_config_and_completion() -> None:
+    result = CliRunner().invoke(rewrite, ["--help"])
+    assert "the highest that applies wins: 3 over 1 over 0" in result.stdout
+    assert "[tool.qnn-migrate]" in result.stdout
+    assert "_QNN_MIGRATE_COMPLETE=bash_source qnn-migrate" in result.stdout
+
+
+def test_shell_completion_script() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "qnn_migrate"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "_QNN_MIGRATE_COMPLETE": "bash_source"},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "_qnn_migrate_completion()" in proc.stdout and "complete -o nosort -F" in proc.stdout
+
+
+WARM_PROBE = """
+import sys
+from qnn_migrate.cli import main
+try:
+    main(["rewrite", "--check", "--output-format", "json", sys.argv[1]], prog_name="qnn-migrate")
+except SystemExit as exit:
+    print("exit", exit.code)
+print("libcst imported:", "libcst" in sys.modules)
+"""
+
+
+def test_a_warm_run_reads_the_cache_and_never_imports_libcst(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+
+    def run_once() -> tuple[dict[str, object], str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", WARM_PROBE, str(tree)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "QNN_MIGRATE_CACHE_DIR": str(cache)},
+            timeout=120,
+        )
+        report, _, tail = proc.stdout.rpartition("}\n")
+        return json.loads(report + "}"), tail
+
+    cold, cold_tail = run_once()
+    assert cold_tail == "exit 1\nlibcst imported: True\n"  # the control: parsing needs it
+    warm, warm_tail = run_once()
+    assert warm_tail == "exit 1\nlibcst imported: False\n"
+    assert warm == cold
+    assert list(cache.rglob("*")), "the cold run wrote entries"
+
+
+def test_cache_results_equal_fresh_ones_and_no_cache_writes_none(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+    fresh = _invoke("--json", "--check", "--cache-dir", str(cache), str(tree))
+    cached = _invoke("--json", "--check", "--cache-dir", str(cache), str(tree))
+    assert cached == fresh and fresh[0] == 1
+    # In place from the cache: the same bytes as a rewrite without it.
+    _invoke("--cache-dir", str(cache), str(tree))
+    from_cache = (tree / "pkg" / "a.py").read_text()
+    (tree / "pkg" / "a.py").write_text(OLD_CALL)
+    other = tmp_path / "none"
+    _invoke("--no-cache", "--cache-dir", str(other), str(tree))
+    assert (tree / "pkg" / "a.py").read_text() == from_cache and "qnn_export(" in from_cache
+    assert not other.exists()
+    diff_cached = _invoke("--diff", "--cache-dir", str(cache), str(tree / "pkg" / "b.py"))
+    assert diff_cached[0] == 0
