@@ -1,12 +1,8 @@
-"""``pull_request`` and ``workflow_run`` events that keep the results comment honest (pure over a gateway).
+"""``pull_request`` events that keep the results comment honest (pure over a gateway).
 
-- A push to the PR (``synchronize``) or closing it makes a run still pending on the old
-  head stale: the run is cancelled and the comment says why (Prow aborts on push too).
-- A device workflow run that ends without its report job writing (cancelled in the UI,
-  a crashed report job) would leave the comment "running" forever: it is marked with
-  the run's conclusion.
-
-Both only ever touch the bot's own results comment, found by marker and login.
+A push to the PR (``synchronize``) or closing it makes a run still pending on the old
+head stale: the run is cancelled and the comment says why (Prow aborts on push too). It
+only ever touches the bot's own results comment, found by marker and login.
 """
 
 from __future__ import annotations
@@ -24,10 +20,6 @@ SUPERSEDED = (
     "cancelled. Comment `/qnn retry` to test the new head."
 )
 PR_CLOSED = "The PR was closed while this run was pending, so the run was cancelled."
-ENDED = (
-    "The device workflow run ended ({conclusion}) without reporting results. See the "
-    "[run]({url}); comment `/qnn retry` to start again."
-)
 
 
 def _results(
@@ -69,27 +61,3 @@ def handle_pull_request_event(
     )
     return Outcome("cancelled", note, sha=state.sha)
 
-
-def handle_workflow_run_event(
-    event: Mapping[str, Any], gw: GitHubGateway, ctx: BotContext, pr: int
-) -> Outcome:
-    """``pr`` comes from the run's inputs (the workflow passes it); the event lacks it."""
-    run = event.get("workflow_run") or {}
-    if event.get("action") != "completed":
-        return Outcome("ignored", "only completed runs matter")
-    comment, state = _results(gw, pr, ctx)
-    if comment is None or state is None:
-        return Outcome("ignored", "no results comment")
-    if state.phase is not Phase.PENDING or state.run_id != run.get("id"):
-        return Outcome("ignored", "the results comment is not waiting for this run")
-    conclusion = str(run.get("conclusion") or "unknown")
-    url = state.run_url or str(run.get("html_url", ""))
-    note = ENDED.format(conclusion=conclusion, url=url)
-    gw.edit_comment(
-        comment.id,
-        render.render_closed(state.with_phase(Phase.CANCELLED, note), ctx.links, "ended", note),
-    )
-    gw.set_status(
-        state.sha, "error", ctx.catalog.policy.status_context, f"run ended: {conclusion}"[:140], url
-    )
-    return Outcome("cancelled", note, sha=state.sha)

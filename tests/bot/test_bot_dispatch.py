@@ -11,12 +11,12 @@ import json
 
 import pytest
 from conftest import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event, pull_request_event, workflow_run_event
+from github_standin.payloads import comment_event, pull_request_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
-from qnn_migrate.bot.pr.events import handle_pull_request_event, handle_workflow_run_event
+from qnn_migrate.bot.pr.events import handle_pull_request_event
 from qnn_migrate.bot.pr.head import check_head
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
@@ -285,19 +285,3 @@ def test_push_cancels_a_pending_run(
     )
     assert moved.action == "cancelled" and gh.runs()[0].conclusion == "cancelled"
     assert "cancelled" in bot_comments(gh)[0] and "c" * 40 in bot_comments(gh)[0]
-
-
-def test_a_run_that_ends_without_a_report_is_marked(
-    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
-) -> None:
-    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
-    (run,) = gh.runs()
-    event = workflow_run_event(
-        repo=REPO,
-        run_id=run.id,
-        conclusion="failure",
-        path=".github/workflows/qnn-device-tests.yml",
-    )
-    outcome = handle_workflow_run_event(event, gateway, ctx, pr=7)
-    assert outcome.action == "cancelled"
-    assert "ended (failure) without reporting" in bot_comments(gh)[0]
