@@ -495,3 +495,39 @@ def test_cache_results_equal_fresh_ones_and_no_cache_writes_none(tmp_path: Path)
     assert not other.exists()
     diff_cached = _invoke("--diff", "--cache-dir", str(cache), str(tree / "pkg" / "b.py"))
     assert diff_cached[0] == 0
+
+
+EXPORT_UTILS = """\
+from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+
+
+def export(model, inputs, specs):
+    return to_edge_transform_and_lower_to_qnn(model, inputs, specs)
+"""
+CONSUMER = """\
+from mypkg.lowering import to_edge_transform_and_lower_to_qnn
+
+print(to_edge_transform_and_lower_to_qnn)
+"""
+IMPORT_LINE = (
+    "from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn"
+)
+
+
+def test_a_module_others_import_the_name_from_keeps_it_and_the_cache_knows(
+    tmp_path: Path,
+) -> None:
+    """The run's files go to the re-export scan; the scan's verdict is part of the cache key."""
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "lowering.py").write_text(EXPORT_UTILS)
+    cache = str(tmp_path / "cache")
+    # Alone, the module loses the import it no longer uses (and the cache remembers that).
+    code, out, _ = _invoke("--diff", "--cache-dir", cache, str(package / "lowering.py"))
+    assert code == 0 and f"-{IMPORT_LINE}" in out
+    # With a file that imports the name from it, the same bytes must keep the import.
+    (package / "consumer.py").write_text(CONSUMER)
+    code, _, _ = _invoke("--cache-dir", cache, str(package))
+    assert code == 0
+    assert IMPORT_LINE in (package / "lowering.py").read_text()
+    assert "qnn_export(" in (package / "lowering.py").read_text()
