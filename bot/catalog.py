@@ -3,6 +3,14 @@
 Everything a comment may name (matrix, test id, SoC, backend) is checked against a
 ``Catalog``; every limit the parser and planner enforce comes from it. Loading fails with
 a message that names the file, the table and what to change.
+
+A repository that adopts the bot (an ExecuTorch fork) keeps one file,
+``.github/qnn-bot.toml``, found from the working directory without any flag
+(``discover``). It either extends the bundled data (its tables are laid over the bundled
+ones, entry by entry) or replaces it (``extends = false``); ``replace = ["matrices"]``
+drops whole bundled tables before the overlay. Its ``registry`` (a path beside it) is the
+fork's own test registry, regenerated from its test_qnn_delegate.py with
+``qnn-migrate matrix registry --from``; without one, the bundled registry is used.
 """
 
 from __future__ import annotations
@@ -21,6 +29,20 @@ from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE
 from qnn_migrate.bot.registry import Registry, RegistryError
 
 DEFAULT_PATH = Path(__file__).with_name("matrices.toml")
+ADOPTER_CONFIG = Path(".github") / "qnn-bot.toml"
+# Tables an adopter's file may lay over the bundled ones, and the top-level keys it may set.
+OVERLAY_TABLES = (
+    "defaults",
+    "command",
+    "limits",
+    "policy",
+    "backends",
+    "socs",
+    "matrices",
+    "nightly",
+    "simulator",
+)
+ADOPTER_KEYS = frozenset({"schema", "extends", "replace", "registry", *OVERLAY_TABLES})
 MATRIX_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 BACKEND_RE = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 ROLES = ("read", "triage", "write", "maintain", "admin")
@@ -85,6 +107,19 @@ class Limits:
     max_shards: int = 128
     max_dispatch_chars: int = 60000
     max_seed: int = 2**31 - 1
+    # What a dispatched shard may ask for (the device job's timeout-minutes is 180).
+    min_timeout_s: int = 60
+    max_timeout_s: int = 10800
+    min_per_test_timeout_s: int = 30
+
+
+@dataclass(frozen=True)
+class Simulator:
+    """The x86-64 HTP simulator tier: hosts with no phones (host kind ``x86-simulator``)."""
+
+    runner_labels: tuple[str, ...]
+    socs: tuple[str, ...]
+    backends: tuple[str, ...] = ("htp",)
 
 
 @dataclass(frozen=True)
@@ -122,6 +157,7 @@ class Catalog:
     nightly_matrices: tuple[str, ...] = ()
     nightly_socs: tuple[str, ...] = ()
     source: str = "matrices.toml"
+    simulator: Simulator | None = None
 
     @cached_property
     def test_ids(self) -> frozenset[str]:
@@ -337,9 +373,36 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
     problems += [f"{where}: [nightly] unknown matrix {m}" for m in nightly_m if m not in matrices]
     problems += [f"{where}: [nightly] unknown soc {s}" for s in nightly_s if s not in socs]
 
+    simulator: Simulator | None = None
+    if "simulator" in doc:
+        st = _table(doc, "simulator", where)
+        w = f"{where}: [simulator]"
+        simulator = Simulator(
+            runner_labels=_strs(st.get("runner_labels", []), f"{w} runner_labels"),
+            socs=_strs(st.get("socs", []), f"{w} socs"),
+            backends=_strs(st.get("backends", ["htp"]), f"{w} backends"),
+        )
+        labels = simulator.runner_labels
+        if (
+            len(labels) != 3
+            or labels[:2] != ("self-hosted", "qnn")
+            or labels[2] in (soc.lower() for soc in socs)
+        ):
+            problems.append(
+                f"{w}: runner_labels must be [self-hosted, qnn, <label>] with a label no SoC uses"
+            )
+        elif not re.match(r"^[a-z0-9][a-z0-9_.-]{0,63}$", labels[2]):
+            problems.append(f"{w}: malformed runner label {labels[2]!r}")
+        problems += [f"{w}: unknown soc {s}" for s in simulator.socs if s not in socs]
+        problems += [f"{w}: unknown backend {b}" for b in simulator.backends if b not in backends]
+        extra = sorted(set(st) - {"runner_labels", "socs", "backends"})
+        if extra:
+            problems.append(f"{w}: unknown key(s) {', '.join(extra)}")
+
     if problems:
         raise CatalogError("\n".join(problems))
     return Catalog(
+        simulator=simulator,
         matrices=matrices,
         socs=socs,
         backends=backends,
@@ -354,25 +417,95 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
     )
 
 
-def load(path: Path | None = None) -> Catalog:
-    """Read the data file and the registry it names; raise CatalogError naming the file."""
-    path = path or DEFAULT_PATH
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise CatalogError(f"{path}: not found") from exc
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {exc}") from exc
-    reg_name = doc.get("registry")
-    if not isinstance(reg_name, str):
-        raise CatalogError(f"{path}: 'registry' must name the registry JSON file")
-    reg_path = path.parent / reg_name
+
+
+def _read_registry(reg_path: Path) -> Registry:
     try:
-        registry = Registry.from_dict(json.loads(reg_path.read_text("utf-8")), str(reg_path))
+        return Registry.from_dict(json.loads(reg_path.read_text("utf-8")), str(reg_path))
     except FileNotFoundError as exc:
         raise CatalogError(
             f"{reg_path}: not found; run `qnn-migrate matrix registry --from PATH`"
         ) from exc
     except (json.JSONDecodeError, RegistryError) as exc:
         raise CatalogError(f"{reg_path}: {exc}") from exc
-    return parse_catalog(doc, registry, str(path))
+
+
+def discover(start: Path) -> Path | None:
+    """The adopter's ``.github/qnn-bot.toml`` in ``start`` or a parent folder, if any."""
+    for folder in (start, *start.parents):
+        candidate = folder / ADOPTER_CONFIG
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            return None  # the top of the repository: look no further
+    return None
+
+
+def overlay(bundled: Mapping[str, Any], adopter: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The bundled data with the adopter's tables laid over it (pure).
+
+    ``extends = false`` starts from nothing; ``replace = [TABLE, ...]`` drops those bundled
+    tables first. Within a table, an adopter's entry replaces the bundled entry of the
+    same name whole (a matrix, a SoC), so nothing of a replaced entry leaks through.
+    """
+    unknown = sorted(set(adopter) - ADOPTER_KEYS)
+    if unknown:
+        raise CatalogError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {sorted(ADOPTER_KEYS)}"
+        )
+    extends = adopter.get("extends", True)
+    if not isinstance(extends, bool):
+        raise CatalogError(f"{where}: extends must be true or false")
+    dropped = adopter.get("replace", [])
+    if not isinstance(dropped, list) or not all(t in OVERLAY_TABLES for t in dropped):
+        raise CatalogError(f"{where}: replace must list tables among {', '.join(OVERLAY_TABLES)}")
+    base: dict[str, Any] = (
+        {k: v for k, v in bundled.items() if k not in dropped} if extends else {"schema": 1}
+    )
+    for table in OVERLAY_TABLES:
+        if table not in adopter:
+            continue
+        theirs = adopter[table]
+        if not isinstance(theirs, Mapping):
+            raise CatalogError(f"{where}: [{table}] must be a table")
+        ours = base.get(table, {})
+        base[table] = {**(ours if isinstance(ours, Mapping) else {}), **theirs}
+    base["schema"] = adopter.get("schema", base.get("schema"))
+    return base
+
+
+def load(path: Path | None = None, *, search_from: Path | None = None) -> Catalog:
+    """Read the data file and the registry it names; raise CatalogError naming the file.
+
+    With no ``path``, an adopter's ``.github/qnn-bot.toml`` found from ``search_from``
+    (default: the working directory) is laid over the bundled data; without one, the
+    bundled data is used as it is. A ``path`` to a file named ``qnn-bot.toml`` is read as
+    an adopter's file too.
+    """
+    if path is None:
+        path = discover(search_from if search_from is not None else Path.cwd())
+    if path is not None and path.name == ADOPTER_CONFIG.name:
+        adopter = _read_toml(path)
+        bundled = _read_toml(DEFAULT_PATH)
+        doc = overlay(bundled, adopter, str(path))
+        reg_name = adopter.get("registry")
+        if reg_name is None:
+            reg_path = DEFAULT_PATH.parent / str(bundled.get("registry", ""))
+        elif isinstance(reg_name, str) and not Path(reg_name).is_absolute():
+            reg_path = path.parent / reg_name
+        else:
+            raise CatalogError(f"{path}: 'registry' must be a path relative to the file")
+        return parse_catalog(doc, _read_registry(reg_path), str(path))
+    path = path or DEFAULT_PATH
+    doc = _read_toml(path)
+    reg_name = doc.get("registry")
+    if not isinstance(reg_name, str):
+        raise CatalogError(f"{path}: 'registry' must name the registry JSON file")
+    return parse_catalog(doc, _read_registry(path.parent / reg_name), str(path))

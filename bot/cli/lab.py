@@ -9,12 +9,9 @@ skipped) / nothing to do, 1 some test did not pass, 2 bad input or a refused sha
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -22,7 +19,6 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.cli.common import EXIT_FAILED, EXIT_INPUT, environment, fail, read_shards
 from qnn_migrate.bot.lab import host_config, quarantine, results
-from qnn_migrate.bot.model import Shard
 
 
 def _read(path: Path, what: str) -> str:
@@ -53,53 +49,6 @@ HOST_CONFIG_OPTION = click.option(
 
 # --------------------------------------------------------------------------- device-matrix
 
-SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
-HOST_LOCAL_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
-
-
-def github_matrix(
-    shards: Sequence[Shard],
-    runner_labels: Mapping[str, Sequence[str]],
-    *,
-    sha: str | None = None,
-    pr: int | None = None,
-) -> dict[str, Any]:
-    """The device job's ``strategy.matrix`` for ``shards``, or ValueError naming every problem.
-
-    The shard list crossed a ``workflow_dispatch``; this is where the device workflow stops
-    trusting it: one commit, one PR, known SoCs whose runners carry exactly the labels
-    ``[self-hosted, qnn, <soc>]``, ids usable as artifact names, and no host-local field
-    (paths, serials) chosen by the dispatcher.
-    """
-    problems: list[str] = []
-    ids = [s.id for s in shards]
-    if len(set(ids)) != len(ids):
-        problems.append("shard ids must be unique")
-    for s in shards:
-        where = f"shard {s.id[:100]!r}"
-        if not SHARD_ID_RE.match(s.id):
-            problems.append(f"{where}: ids are lower-case letters, digits, '.', '_' and '-'")
-        if sha is not None and s.sha != sha:
-            problems.append(f"{where}: pinned to {s.sha[:12]}, not the run's {sha[:12]}")
-        if pr is not None and s.pr != pr:
-            problems.append(f"{where}: for PR {s.pr}, not {pr}")
-        labels = runner_labels.get(s.soc)
-        if labels is None:
-            problems.append(f"{where}: SoC {s.soc} is not in the catalog")
-        elif tuple(labels) != ("self-hosted", "qnn", s.soc.lower()):
-            problems.append(
-                f"{where}: SoC {s.soc} has runner_labels {list(labels)}; the device workflow "
-                f"runs on [self-hosted, qnn, {s.soc.lower()}]"
-            )
-        chosen = [f for f in HOST_LOCAL_FIELDS if getattr(s, f)]
-        if chosen:
-            problems.append(f"{where}: {', '.join(chosen)} belong to the runner host, not the plan")
-    if not shards:
-        problems.append("no shards")
-    if problems:
-        raise ValueError("; ".join(problems))
-    return {"include": [{"id": s.id, "soc": s.soc.lower(), "shard": s.to_dict()} for s in shards]}
-
 
 @click.command("device-matrix")
 @click.option(
@@ -114,18 +63,18 @@ def github_matrix(
 def device_matrix(
     shards_file: Path, sha: str | None, pr: int | None, catalog_path: Path | None
 ) -> None:
-    """Check a shard list and print `matrix=...`, `shards=...`, `count=...` for $GITHUB_OUTPUT."""
+    """Check a shard list and print `matrix=...`, `shards=...`, `count=...` for $GITHUB_OUTPUT.
+
+    Every field is checked against the catalog (``plan.device_matrix``); the catalog is the
+    adopter's ``.github/qnn-bot.toml`` when there is one, found without a flag.
+    """
     from qnn_migrate.bot import catalog as catalog_mod
+    from qnn_migrate.bot.pr import plan as plan_mod
 
     try:
         catalog = catalog_mod.load(catalog_path)
         shards = artifacts.read_shards(shards_file)
-        matrix = github_matrix(
-            shards,
-            {name: soc.runner_labels for name, soc in catalog.socs.items()},
-            sha=sha,
-            pr=pr,
-        )
+        matrix = plan_mod.device_matrix(shards, catalog, sha=sha, pr=pr)
     except (ValueError, catalog_mod.CatalogError) as exc:
         fail(str(exc))
     # One line each: $GITHUB_OUTPUT takes name=value lines.

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.cli import lab as device_cli
 from qnn_migrate.bot.lab import quarantine
 from qnn_migrate.bot.model import Shard, ShardResult, Status
+from qnn_migrate.bot.pr import plan as plan_mod
 
 from .conftest import FP, Lab
 
@@ -121,13 +124,20 @@ def test_device_check_lifts_quarantine_and_list_shows_it(lab: Lab) -> None:
     assert quarantine.get(lab.state_dir, "PHONE_A") is not None
 
 
-LABELS = {"SM8650": ("self-hosted", "qnn", "sm8650"), "SM8550": ("self-hosted", "qnn", "other")}
+CATALOG = catalog_mod.load()
+WITH_BAD_LABELS = replace(
+    CATALOG,
+    socs={
+        "SM8650": CATALOG.socs["SM8650"],
+        "SM8550": replace(CATALOG.socs["SM8550"], runner_labels=("self-hosted", "qnn", "other")),
+    },
+)
 
 
 def _shard(**kw: object) -> Shard:
     base: dict[str, object] = {
         "id": "sm8650-m-1",
-        "matrix": "m",
+        "matrix": "tests",
         "soc": "SM8650",
         "backend": "htp",
         "seed": 1126,
@@ -139,7 +149,7 @@ def _shard(**kw: object) -> Shard:
 
 
 def test_device_matrix_for_good_shards() -> None:
-    m = device_cli.github_matrix([_shard(), _shard(id="sm8650-m-2")], LABELS, sha="a" * 40, pr=7)
+    m = plan_mod.device_matrix([_shard(), _shard(id="sm8650-m-2")], CATALOG, sha="a" * 40, pr=7)
     assert [(e["id"], e["soc"]) for e in m["include"]] == [
         ("sm8650-m-1", "sm8650"),
         ("sm8650-m-2", "sm8650"),
@@ -157,7 +167,7 @@ def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
         _shard(id="x"),
     ]
     try:
-        device_cli.github_matrix(bad, LABELS, sha="a" * 40, pr=7)
+        plan_mod.device_matrix(bad, WITH_BAD_LABELS, sha="a" * 40, pr=7)
     except ValueError as exc:
         text = str(exc)
     else:
@@ -167,7 +177,7 @@ def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
         "for PR 8, not 7",
         "ids are lower-case",
         "executorch_dir, device belong to the runner host",
-        "runs on [self-hosted, qnn, sm8550]",
+        "SoC SM8550 has runner_labels ['self-hosted', 'qnn', 'other']",
         "SoC SM8750 is not in the catalog",
         "shard ids must be unique",
     ):

@@ -1,0 +1,126 @@
+"""The device workflow's plan job: what crosses the dispatch is checked field by field (D11),
+and simulator shards are planned and routed to simulator runners only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.pr import plan as plan_mod
+
+SHA = "a" * 40
+CATALOG = catalog_mod.load()
+CONV = CATALOG.matrices["canonicalize_conv"]
+
+
+def shard(**kw: Any) -> Shard:
+    fields: dict[str, Any] = {
+        "id": "sm8650-canonicalize_conv-1",
+        "matrix": "canonicalize_conv",
+        "soc": "SM8650",
+        "backend": "htp",
+        "seed": 1126,
+        "tests": CONV.tests[:2],
+        "sha": SHA,
+        "pr": 7,
+    }
+    fields.update(kw)
+    return Shard(**fields)
+
+
+def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
+    matrix = plan_mod.device_matrix(
+        [shard(), shard(id="sim-sm8650-canonicalize_conv-1", enable_x86_64=True)],
+        CATALOG,
+        sha=SHA,
+        pr=7,
+    )
+    assert [(e["id"], e["label"]) for e in matrix["include"]] == [
+        ("sm8650-canonicalize_conv-1", "sm8650"),
+        ("sim-sm8650-canonicalize_conv-1", "x86-simulator"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"build_folder": "--host=evil"}, "build_folder '--host=evil' must be a plain relative"),
+        ({"build_folder": "../../etc"}, "must be a plain relative path"),
+        ({"build_folder": "/abs/build"}, "must be a plain relative path"),
+        ({"backend": "--device=x"}, "unknown backend"),
+        ({"backend": "lpai"}, "is not one of SM8650's"),
+        ({"timeout_s": 5}, "timeout_s must be between 60 and 10800"),
+        ({"timeout_s": 10**6}, "timeout_s must be between"),
+        ({"per_test_timeout_s": 1}, "per_test_timeout_s must be between 30"),
+        ({"tests": ("TestQNNFloatingPointOperator.test_qnn_backend_nope",)}, "not in the registry"),
+        ({"matrix": "no_such_matrix"}, "unknown matrix"),
+        ({"seed": -1}, "seed must be between"),
+        ({"compile_only": True}, "compile-only shards are not run"),
+        ({"enable_x86_64": True}, "simulator shard ids start with 'sim-'"),
+        ({"id": "sim-sm8650-x-1"}, "must not start with 'sim-'"),
+        ({"soc": "SM8350", "id": "sm8350-x-1"}, None),
+    ],
+)
+def test_dispatched_fields_are_validated(change: dict[str, Any], words: str | None) -> None:
+    if words is None:  # a control: another lab SoC with the same tests is fine
+        plan_mod.device_matrix([shard(**change)], CATALOG, sha=SHA, pr=7)
+        return
+    with pytest.raises(ValueError) as caught:
+        plan_mod.device_matrix([shard(**change)], CATALOG, sha=SHA, pr=7)
+    assert words in str(caught.value)
+
+
+def test_a_simulator_shard_for_a_soc_or_backend_the_tier_does_not_run_is_refused() -> None:
+    sim = shard(id="sim-sm8750-canonicalize_conv-1", soc="SM8750", enable_x86_64=True)
+    with pytest.raises(ValueError, match="not run on the simulator tier"):
+        plan_mod.device_matrix([sim], CATALOG, sha=SHA, pr=7)
+    gpu = shard(id="sim-sm8650-canonicalize_conv-1", backend="gpu", enable_x86_64=True)
+    with pytest.raises(ValueError, match="backend gpu is not run on the simulator tier"):
+        plan_mod.device_matrix([gpu], CATALOG, sha=SHA, pr=7)
+
+
+def test_plan_with_sim_makes_simulator_shards_on_simulator_labels() -> None:
+    selections = [plan_mod.Selection("canonicalize_conv", CONV.tests)]
+    sim = plan_mod.plan(
+        {"SM8650": selections},
+        catalog=CATALOG,
+        backend="htp",
+        seed=1,
+        sha=SHA,
+        pr=7,
+        simulator=True,
+    )
+    phones = plan_mod.plan(
+        {"SM8650": selections}, catalog=CATALOG, backend="htp", seed=1, sha=SHA, pr=7
+    )
+    assert sim.shards and all(p.shard.enable_x86_64 for p in sim.shards)
+    assert {p.runs_on for p in sim.shards} == {("self-hosted", "qnn", "x86-simulator")}
+    assert all(p.shard.id.startswith("sim-sm8650-") for p in sim.shards)
+    assert not any(p.shard.enable_x86_64 for p in phones.shards)
+    assert {p.runs_on for p in phones.shards} == {("self-hosted", "qnn", "sm8650")}
+    # What the plan makes, the device workflow accepts.
+    plan_mod.device_matrix([p.shard for p in sim.shards], CATALOG, sha=SHA, pr=7)
+    with pytest.raises(plan_mod.PlanError, match="simulator tier runs backend"):
+        plan_mod.plan(
+            {"SM8650": selections},
+            catalog=CATALOG,
+            backend="gpu",
+            seed=1,
+            sha=SHA,
+            pr=7,
+            simulator=True,
+        )
+    with pytest.raises(plan_mod.PlanError, match="no simulator tier"):
+        plan_mod.plan(
+            {"SM8650": selections},
+            catalog=replace(CATALOG, simulator=None),
+            backend="htp",
+            seed=1,
+            sha=SHA,
+            pr=7,
+            simulator=True,
+        )
