@@ -8,7 +8,11 @@ or more than once. These predicates say when that is invisible:
 - *side-effect free*: evaluating it earlier or later changes nothing, but a second evaluation
   would build a new mutable object (list/dict/set displays of side-effect-free parts).
 
-Attribute access is treated as side-effect free, as every reviewer of such code assumes.
+Attribute access runs code when the attribute is a property or the object defines
+``__getattr__``, so for the arguments of the call (``cfg.ops``, ``self.compiler_specs``) it is
+not free: pass ``attributes=False`` and only names and literals count. Where the rewrite only
+moves the *callee* or an assignment target (``self.check(f(...))``, ``self.edge = f(...)``),
+attribute access is treated as side-effect free, as every reviewer of such code assumes.
 """
 
 from __future__ import annotations
@@ -18,50 +22,60 @@ import libcst as cst
 _CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
-def is_duplicable(node: cst.BaseExpression) -> bool:
-    """True if the expression may be evaluated twice, or moved, without any visible change."""
+def is_duplicable(node: cst.BaseExpression, *, attributes: bool = True) -> bool:
+    """True if the expression may be evaluated twice, or moved, without any visible change.
+
+    ``attributes``: attribute access counts as free (see the module's docstring).
+    """
     if isinstance(node, cst.Name | cst.BaseNumber | cst.SimpleString | cst.Ellipsis):
         return True
     if isinstance(node, cst.ConcatenatedString):
         return is_duplicable(node.left) and is_duplicable(node.right)
     if isinstance(node, cst.Attribute):
-        return is_duplicable(node.value)
+        return attributes and is_duplicable(node.value)
     if isinstance(node, cst.UnaryOperation):
-        return is_duplicable(node.expression)
+        return is_duplicable(node.expression, attributes=attributes)
     if isinstance(node, cst.BooleanOperation):
-        return is_duplicable(node.left) and is_duplicable(node.right)
+        return is_duplicable(node.left, attributes=attributes) and is_duplicable(
+            node.right, attributes=attributes
+        )
     if isinstance(node, cst.Comparison):
-        return is_duplicable(node.left) and all(
-            isinstance(c.operator, cst.Is | cst.IsNot) and is_duplicable(c.comparator)
+        return is_duplicable(node.left, attributes=attributes) and all(
+            isinstance(c.operator, cst.Is | cst.IsNot)
+            and is_duplicable(c.comparator, attributes=attributes)
             for c in node.comparisons
         )
     if isinstance(node, cst.Tuple):
-        return all(isinstance(e, cst.Element) and is_duplicable(e.value) for e in node.elements)
+        return all(
+            isinstance(e, cst.Element) and is_duplicable(e.value, attributes=attributes)
+            for e in node.elements
+        )
     return False
 
 
-def is_reference(node: cst.BaseExpression) -> bool:
+def is_reference(node: cst.BaseExpression, *, attributes: bool = True) -> bool:
     """A name, an attribute chain or a one-line literal: fine to write several times."""
     if isinstance(node, cst.Name | cst.BaseNumber | cst.SimpleString | cst.Ellipsis):
         return "\n" not in getattr(node, "value", "")
     if isinstance(node, cst.Attribute):
-        return is_reference(node.value)
+        return attributes and is_reference(node.value)
     return False
 
 
-def is_side_effect_free(node: cst.BaseExpression) -> bool:
+def is_side_effect_free(node: cst.BaseExpression, *, attributes: bool = True) -> bool:
     """True if evaluating the expression earlier or later than written changes nothing."""
-    if is_duplicable(node):
+    if is_duplicable(node, attributes=attributes):
         return True
     if isinstance(node, cst.List | cst.Set | cst.Tuple):
         return all(
-            isinstance(e, cst.Element) and is_side_effect_free(e.value) for e in node.elements
+            isinstance(e, cst.Element) and is_side_effect_free(e.value, attributes=attributes)
+            for e in node.elements
         )
     if isinstance(node, cst.Dict):
         return all(
             isinstance(e, cst.DictElement)
-            and is_side_effect_free(e.key)
-            and is_side_effect_free(e.value)
+            and is_side_effect_free(e.key, attributes=attributes)
+            and is_side_effect_free(e.value, attributes=attributes)
             for e in node.elements
         )
     return False

@@ -32,6 +32,12 @@ class RewritePlan:
     # new import statements after a given statement: the last of the module's leading
     # imports, or the old import when it sits inside a function, a try or an if
     imports_after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # new import statements before a given import statement (where they sort)
+    imports_before: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # statements after which the new imports open a group of their own (a blank line first)
+    imports_new_group: set[cst.SimpleStatementLine] = field(default_factory=set)
+    # a comment the new imports next to a statement carry (``# noqa: E402``)
+    import_comments: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
     # new import statements at the very start (a module without leading imports)
     imports_first: set[ImportItem] = field(default_factory=set)
     # new names merged into an existing top-level `from module import ...`
@@ -48,6 +54,7 @@ class RewritePlan:
             *self.statements,
             *self.remove_aliases,
             *self.imports_after,
+            *self.imports_before,
             *self.imports_merged,
         ]
 
@@ -117,8 +124,17 @@ class ApplyPlan(cst.CSTTransformer):
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
         statements: list[cst.BaseStatement] = []
+        before = self.plan.imports_before.get(original_node)
+        marker = self.plan.import_comments.get(original_node)
+        if before:
+            # The new imports sort before this one: they take its leading lines.
+            new = self.parse(import_lines(before, self.newline, self.unit, comment=marker))
+            if new:
+                new[0] = _with_leading(new[0], updated_node.leading_lines)
+                updated_node = updated_node.with_changes(leading_lines=[])
+            statements += new
         if any(small in self.plan.statements for small in original_node.body):
-            statements = self._lines(
+            statements += self._lines(
                 original_node.body,
                 updated_node.body,
                 updated_node.leading_lines,
@@ -133,11 +149,16 @@ class ApplyPlan(cst.CSTTransformer):
             replacing = not updated_node.body
             comment = updated_node.trailing_whitespace.comment if replacing else None
             text = import_lines(
-                extra, self.newline, self.unit, comment=None if comment is None else comment.value
+                extra,
+                self.newline,
+                self.unit,
+                comment=marker if comment is None else comment.value,
             )
             new = self.parse(text)
             if replacing and new:
                 new[0] = _with_leading(new[0], updated_node.leading_lines)
+            elif original_node in self.plan.imports_new_group and new:
+                new[0] = _with_leading(new[0], [cst.EmptyLine()])
             statements += new
         if not statements:
             return cst.RemovalSentinel.REMOVE

@@ -34,10 +34,11 @@ class ArgumentPlan:
 
 
 def _repeatable(node: cst.BaseExpression) -> bool:
-    """Fine to write more than once: a name or literal, or a short one-line immutable value."""
-    if is_reference(node):
+    """Fine to write more than once: a name or literal, or a short one-line immutable value
+    of those (no attribute access: it may run code)."""
+    if is_reference(node, attributes=False):
         return True
-    if not is_duplicable(node):
+    if not is_duplicable(node, attributes=False):
         return False  # checked first: printing a large argument costs more
     code = cst.Module(body=[]).code_for_node(node)
     return len(code) <= 30 and "\n" not in code
@@ -62,7 +63,9 @@ def plan_arguments(
     passed = list(bound.args)
     values = {p: bound.args[p].value for p in passed}
     must_bind = {p for p in passed if uses.get(p, 1) > 1 and not _repeatable(values[p])}
-    effectful = [p for p in passed if not is_side_effect_free(values[p])]
+    # An attribute access or a subscript may run code (a property, ``__getitem__``): only
+    # names and literals are free to move or repeat.
+    effectful = [p for p in passed if not is_side_effect_free(values[p], attributes=False)]
     position = {p: i for i, p in enumerate(order)}
     late = {p for p in effectful if position[p] >= work_starts}
 

@@ -2,7 +2,10 @@
 
 Layout: ``fixtures/<rule>/<target>/<case>.in.py`` is the input; ``<case>.out.py`` the output
 of ``qnn-migrate rewrite --target <target>``; ``<case>.report.txt`` the sites it leaves alone
-(``line:column: reason``; absent when there are none).
+(``line:column: reason``; absent when there are none); ``<case>.run.toml``, when present,
+what the run around the file looks like: ``filename`` (the file's path in the run),
+``line_length``, ``flow``, and ``[others]``, the other files of the run (path = text), which
+the engine's cross-file scan reads.
 
 Regenerate after a deliberate change, then review the diff::
 
@@ -12,11 +15,13 @@ Regenerate after a deliberate change, then review the diff::
 from __future__ import annotations
 
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from qnn_migrate.codemods.engine import RuleOptions
     from qnn_migrate.codemods.findings import Unfixable
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,6 +45,34 @@ class Case:
     @property
     def report(self) -> Path:
         return self.source.with_name(self.source.name.replace(".in.py", ".report.txt"))
+
+    @property
+    def run_file(self) -> Path:
+        return self.source.with_name(self.source.name.replace(".in.py", ".run.toml"))
+
+    def run(self) -> dict[str, Any]:
+        """The ``<case>.run.toml`` settings (empty when there is none)."""
+        if not self.run_file.exists():
+            return {}
+        return tomllib.loads(read(self.run_file))
+
+    @property
+    def filename(self) -> str:
+        return str(self.run().get("filename", self.name))
+
+    def options(self) -> RuleOptions:
+        """The engine options this case runs with."""
+        from qnn_migrate.codemods.engine import reexport_scan, rule_options
+
+        run = self.run()
+        others: dict[str, str] = run.get("others", {})
+        imported_from = reexport_scan({**others, self.filename: read(self.source)})
+        return rule_options(
+            self.target,
+            line_length=int(run.get("line_length", 88)),
+            flow=run.get("flow"),
+            imported_from=imported_from,
+        )
 
 
 def cases() -> list[Case]:
@@ -70,7 +103,7 @@ def regenerate() -> int:
 
     changed = 0
     for case in cases():
-        result = rewrite_code(read(case.source), target=case.target, filename=case.name)
+        result = rewrite_code(read(case.source), case.options(), filename=case.filename)
         outputs = {case.expected: result.code, case.report: render_report(result.unfixable)}
         for path, text in outputs.items():
             old = read(path) if path.exists() else None

@@ -19,7 +19,7 @@ CASES = cases()
 
 @cache
 def _result(case: Case) -> FileResult:
-    return rewrite_code(read(case.source), target=case.target, filename=case.name)
+    return rewrite_code(read(case.source), case.options(), filename=case.filename)
 
 
 def test_there_are_enough_cases() -> None:
@@ -43,7 +43,7 @@ def test_golden(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_output_is_a_fixed_point(case: Case) -> None:
     once = _result(case)
-    twice = rewrite_code(once.code, target=case.target, filename=case.name)
+    twice = rewrite_code(once.code, case.options(), filename=case.filename)
     assert not twice.changed, f"{case.name}: a second run changed the rewritten code"
     assert twice.sites_rewritten == 0
     ast.parse(once.code)  # what is written is Python

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import pytest
 from libcst.metadata import (
@@ -15,12 +17,18 @@ from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
 from qnn_migrate.codemods.deprecations import (
     DeprecationDataError,
     catalog,
+    default_target,
     lower_to_qnn,
     parse_catalog,
+    target_names,
 )
+from qnn_migrate.codemods.engine import imported_here, reexport_scan, rewrite_code
 from qnn_migrate.codemods.expressions import evaluated_before, is_duplicable, is_side_effect_free
 from qnn_migrate.codemods.knowledge import Knowledge
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Conditional, Printer, Source, Text
+from qnn_migrate.codemods.rules.lower_to_qnn.rule import check_targets
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PARAMETERS = lower_to_qnn().parameters
 
@@ -69,6 +77,64 @@ module_bases = []
         parse_catalog(text)
     with pytest.raises(DeprecationDataError, match="must be a list of strings"):
         parse_catalog(text.replace('parameters = ["a"]', 'parameters = "a"'))
+
+
+def test_targets_come_from_the_data_and_each_has_code() -> None:
+    assert target_names() == ("qnn-passes", "executorch")
+    assert default_target() == "qnn-passes"
+    check_targets()  # every named target is implemented, and nothing else is
+    for spec in lower_to_qnn().targets:
+        assert sorted(spec.first_use) == sorted(PARAMETERS)
+    with pytest.raises(ValueError, match="choose one of qnn-passes, executorch"):
+        lower_to_qnn().target("nope")
+
+
+def test_a_target_must_name_every_parameter_once() -> None:
+    text = (ROOT / "codemods" / "data" / "deprecations.toml").read_text()
+    broken = text.replace(
+        '    "generate_etrecord",\n]\n\n[[deprecation.target]]', "]\n\n[[deprecation.target]]"
+    )
+    assert broken != text
+    with pytest.raises(DeprecationDataError, match=r"target\[0\]\.first_use must name every"):
+        parse_catalog(broken)
+
+
+def test_required_parameters_come_from_the_data() -> None:
+    """A call missing a parameter the data marks required is reported, not rewritten."""
+    old = lower_to_qnn().name
+    code = f"from executorch.backends.qualcomm.utils.utils import {old}\n{old}(m, x)\n"
+    result = rewrite_code(code)
+    assert not result.changed
+    assert [u.reason for u in result.unfixable] == [
+        f"{old} is called with no `compiler_specs`; this call would fail as written. Fix it first"
+    ]
+
+
+# -- the cross-file scan for re-exports ----------------------------------------------------
+def test_reexport_scan_finds_absolute_relative_and_parenthesized_imports() -> None:
+    old = lower_to_qnn().name
+    sources = {
+        "src/app.py": f"from mypkg.lowering import {old}\n",
+        "src/mypkg/consumer.py": f"from .helpers import (\n    a,\n    {old} as lower,\n)\n",
+        "src/mypkg/sub/deep.py": f"from ..up import b, {old}  # comment\n",
+        "src/mypkg/other.py": f"from mypkg.lowering import {old}_v2\nimport {old}\n",
+        "src/bytes.py": f"from pkg.b import {old}\n".encode(),
+    }
+    assert reexport_scan(sources) == {
+        "mypkg.lowering",
+        "src.mypkg.helpers",
+        "src.mypkg.up",
+        "pkg.b",
+    }
+
+
+def test_imported_here_matches_by_the_tail_of_the_path() -> None:
+    found = frozenset({"mypkg.lowering", "src.mypkg"})
+    assert imported_here("/home/u/proj/src/mypkg/lowering.py", found)
+    assert imported_here("src/mypkg/__init__.py", found)
+    assert not imported_here("/home/u/proj/src/otherpkg/lowering2.py", found)
+    assert not imported_here("/home/u/proj/src/mypkg/helpers.py", found)
+    assert not imported_here(None, found)
 
 
 # -- binding arguments -------------------------------------------------------------------

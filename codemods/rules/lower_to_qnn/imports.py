@@ -1,13 +1,17 @@
 """Import planning: the names new imports bind, where they go, which old imports go.
 
-New imports go where isort would put them (merged into a top-level ``from m import ...`` of
-the same module, else after the module's leading imports), except when the old import sat
-inside a function, a ``try`` or an ``if`` (lazy or optional imports): then right after it, in
-the same block, so the user's guard still guards. An old import goes when every use of it was
+New imports go where isort (or ruff's ``I`` rules) would put them: in the section of the
+module's leading imports that holds ExecuTorch's (third-party; the file's own grouping by
+blank lines decides what a section is), merged into a ``from m import ...`` of the same
+module, else at their sorted place. When the old import sat inside a function, a ``try`` or
+an ``if`` (lazy or optional imports), they go among the imports of that block instead, so the
+user's guard still guards. An old import goes when every use of it was
 a call this run rewrote, unless the module re-exports the name (see :func:`reexport_reason`).
 """
 
 from __future__ import annotations
+
+import sys
 
 import libcst as cst
 import libcst.helpers
@@ -62,15 +66,33 @@ class ImportNames:
         if key not in self.names:
             base = obj or module.split(".")[0]
             self.bases.add(base)
-            clash = any(self._bound(base, scope) for scope in self.site_scopes)
-            module_bindings = self._bound(base, self.ctx.tree)
-            clash = clash or any(not imports(a.node, module, obj, base) for a in module_bindings)
+            # An identical import already there (in the module, a function, a try) is reused,
+            # and so is a name only an `except ImportError:` fallback also binds.
+            bindings = [
+                a for scope in (*self.site_scopes, self.ctx.tree) for a in self._bound(base, scope)
+            ]
+            clash = any(not self._same(a, module, obj, base) for a in bindings)
             if clash:
                 taken = self.words | set(self.names.values())
                 self.names[key] = NameAllocator(taken).fresh(base)
             else:
                 self.names[key] = base
         return self.names[key]
+
+    def _same(self, assignment: Assignment, module: str, obj: str, name: str) -> bool:
+        """True if ``assignment`` binds ``name`` to exactly what the new import would, or is
+        a fallback for it (``name = None`` in an ``except`` clause)."""
+        node = assignment.node
+        if imports(node, module, obj, name):
+            return True
+        target = self.ctx.parent(node)
+        assign = self.ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+        return (
+            isinstance(assign, cst.Assign)
+            and isinstance(assign.value, cst.Name)
+            and assign.value.value == "None"
+            and self.ctx.inside(assign, cst.ExceptHandler)
+        )
 
     def already_imported(self, module: str, obj: str, name: str) -> bool:
         """True if the module level already binds ``name`` to exactly this, and only this."""
@@ -115,44 +137,34 @@ def plan_imports(
     exported: set[str],
     plan: RewritePlan,
 ) -> frozenset[str]:
-    """New imports where the old one was (or at the top); old ones out when unused.
+    """New imports where isort would put them; old ones out when unused.
 
     Returns the names whose import the plan removes.
     """
     tree = ctx.tree
     top = top_imports(tree)
-    anchor = top[-1] if top else _docstring(tree)
+    by_module: dict[tuple[str, cst.SimpleStatementLine | None], set[ImportItem]] = {}
     for item, placements in sorted(names.imports.items(), key=lambda kv: kv[0]):
         module, obj, name = item
         if names.already_imported(module, obj, name):
             continue
         if None not in placements:
             # Only lazy or guarded old imports: the new ones go next to them, once per
-            # block, after the last of them in that block.
+            # block, among the imports around the last of them in that block.
             for placement in _last_per_block(ctx, placements):
                 if not _block_imports(ctx, placement, module, obj, name):
-                    plan.imports_after.setdefault(placement, set()).add(item)
+                    by_module.setdefault((module, placement), set()).add(item)
             continue
-        merge = next(
-            (
-                node
-                for statement in top
-                for node in statement.body
-                if obj
-                and isinstance(node, cst.ImportFrom)
-                and not node.relative
-                and not isinstance(node.names, cst.ImportStar)
-                and node.module is not None
-                and cst.helpers.get_full_name_for_node(node.module) == module
-            ),
-            None,
-        )
-        if merge is not None:
-            plan.imports_merged.setdefault(merge, set()).add(item)
-        elif anchor is not None:
-            plan.imports_after.setdefault(anchor, set()).add(item)
+        by_module.setdefault((module, None), set()).add(item)
+    for (module, placement), items in by_module.items():
+        if placement is None:
+            block: list[cst.BaseStatement] = list(tree.body)
+            region = top
         else:
-            plan.imports_first.add(item)
+            parent = ctx.parent(placement)
+            block = list(parent.body) if isinstance(parent, cst.IndentedBlock | cst.Module) else []
+            region = _import_run(block, placement)
+        _place(ctx, plan, module, items, block, region, placement)
     name = ctx.deprecation.name
     why = reexport_reason(ctx)
     for alias in _unused_aliases(ctx, rewritten_funcs):
@@ -166,6 +178,164 @@ def plan_imports(
             plan.remove_aliases.add(alias)
     removed = {n for a in plan.remove_aliases for n in binding_names(a)}
     return frozenset(removed | {n.split(".")[0] for n in removed})
+
+
+def _import_run(
+    block: list[cst.BaseStatement], placement: cst.SimpleStatementLine
+) -> list[cst.SimpleStatementLine]:
+    """The run of import statements in ``block`` that holds ``placement``."""
+    at = next(i for i, s in enumerate(block) if s is placement)
+    start, end = at, at + 1
+    while start > 0 and _is_import(block[start - 1]):
+        start -= 1
+    while end < len(block) and _is_import(block[end]):
+        end += 1
+    return [s for s in block[start:end] if isinstance(s, cst.SimpleStatementLine)]
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body
+    )
+
+
+def _groups(region: list[cst.SimpleStatementLine]) -> list[list[cst.SimpleStatementLine]]:
+    """The region split where a blank line or a comment line starts a new group, as isort
+    and ruff see the sections of a file."""
+    groups: list[list[cst.SimpleStatementLine]] = []
+    for statement in region:
+        if not groups or statement.leading_lines:
+            groups.append([])
+        groups[-1].append(statement)
+    return groups
+
+
+def _modules(statement: cst.SimpleStatementLine) -> list[str]:
+    """The absolute modules a statement imports from ("." for a relative import)."""
+    found = []
+    for small in statement.body:
+        if isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                found.append(".")
+            else:
+                found.append(cst.helpers.get_full_name_for_node(small.module) or ".")
+        elif isinstance(small, cst.Import):
+            found += [alias.evaluated_name for alias in small.names]
+    return found
+
+
+# The roots of the modules the rewrite imports from; the section that holds them, or the old
+# import (ExecuTorch's), is where the new imports go.
+_THIRD_PARTY_ROOTS = ("executorch", "torch", "qnn_passes")
+
+
+def _section(
+    groups: list[list[cst.SimpleStatementLine]], placement: cst.SimpleStatementLine | None
+) -> tuple[list[cst.SimpleStatementLine] | None, cst.SimpleStatementLine | None]:
+    """The group the new imports join, or (None, statement) to start a new group after
+    ``statement`` (None, None: at the start)."""
+    if placement is not None:
+        return next(g for g in groups if any(s is placement for s in g)), None
+    for root in _THIRD_PARTY_ROOTS:
+        for group in groups:
+            if any(m.split(".")[0] == root for s in group for m in _modules(s)):
+                return group, None
+    # No third-party section: after the standard library's, as isort would open one.
+    stdlib = [
+        g
+        for g in groups
+        if all(
+            m.split(".")[0] in sys.stdlib_module_names or m == "__future__"
+            for s in g
+            for m in _modules(s)
+        )
+    ]
+    if stdlib and stdlib[-1] is not groups[-1]:
+        return None, stdlib[-1][-1]
+    return (groups[-1], None) if groups else (None, None)
+
+
+def _sort_key(straight: bool, module: str) -> tuple[int, str]:
+    """isort's (and ruff's) order in a section: ``import x`` first, then ``from x import``,
+    each by module name, case-insensitively."""
+    return (0 if straight else 1, module.lower())
+
+
+def _statement_key(statement: cst.SimpleStatementLine) -> tuple[int, str]:
+    first = statement.body[0]
+    modules = _modules(statement)
+    return _sort_key(isinstance(first, cst.Import), modules[0] if modules else "")
+
+
+def _place(
+    ctx: FileContext,
+    plan: RewritePlan,
+    module: str,
+    items: set[ImportItem],
+    block: list[cst.BaseStatement],
+    region: list[cst.SimpleStatementLine],
+    placement: cst.SimpleStatementLine | None,
+) -> None:
+    """Plan the new imports from ``module``: merged into an import of the same module in the
+    section, else at their sorted place in it."""
+    straight = {item for item in items if not item[1]}
+    from_items = items - straight
+    groups = _groups(region)
+    group, after = _section(groups, placement)
+    if group is None and after is None and not region:
+        anchor = _docstring(ctx.tree) if placement is None else placement
+        if anchor is None:
+            plan.imports_first |= items
+        else:
+            plan.imports_after.setdefault(anchor, set()).update(items)
+        return
+    if group is None:
+        assert after is not None
+        plan.imports_after.setdefault(after, set()).update(items)
+        plan.imports_new_group.add(after)
+        _carry_noqa(plan, after)
+        return
+    if from_items:
+        merge = next(
+            (
+                node
+                for statement in group
+                for node in statement.body
+                if isinstance(node, cst.ImportFrom)
+                and not node.relative
+                and not isinstance(node.names, cst.ImportStar)
+                and node.module is not None
+                and cst.helpers.get_full_name_for_node(node.module) == module
+            ),
+            None,
+        )
+        if merge is not None:
+            plan.imports_merged.setdefault(merge, set()).update(from_items)
+            from_items = set()
+    for kind, chosen in ((True, straight), (False, from_items)):
+        if not chosen:
+            continue
+        key = _sort_key(kind, module)
+        later = next((s for s in group if _statement_key(s) > key), None)
+        if later is not None:
+            plan.imports_before.setdefault(later, set()).update(chosen)
+            _carry_noqa(plan, later)
+        else:
+            plan.imports_after.setdefault(group[-1], set()).update(chosen)
+            _carry_noqa(plan, group[-1])
+
+
+def _carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
+    """New imports next to an import marked ``# noqa: E402`` (imports after module code,
+    a ``sys.path`` tweak say) carry the same marker, or ruff would flag them."""
+    comments = [neighbour.trailing_whitespace.comment]
+    for small in neighbour.body:
+        if isinstance(small, cst.ImportFrom) and small.lpar is not None:
+            after = small.lpar.whitespace_after
+            if isinstance(after, cst.ParenthesizedWhitespace):
+                comments.append(after.first_line.comment)  # `from m import (  # noqa: E402`
+    if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
+        plan.import_comments[neighbour] = "# noqa: E402"
 
 
 def _last_per_block(
