@@ -113,7 +113,7 @@ def test_required_parameters_come_from_the_data() -> None:
 # -- the cross-file scan for re-exports ----------------------------------------------------
 def test_reexport_scan_finds_absolute_relative_and_parenthesized_imports() -> None:
     old = lower_to_qnn().name
-    sources = {
+    sources: dict[str, str | bytes] = {
         "src/app.py": f"from mypkg.lowering import {old}\n",
         "src/mypkg/consumer.py": f"from .helpers import (\n    a,\n    {old} as lower,\n)\n",
         "src/mypkg/sub/deep.py": f"from ..up import b, {old}  # comment\n",

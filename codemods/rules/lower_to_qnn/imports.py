@@ -151,9 +151,9 @@ def plan_imports(
         if None not in placements:
             # Only lazy or guarded old imports: the new ones go next to them, once per
             # block, among the imports around the last of them in that block.
-            for placement in _last_per_block(ctx, placements):
-                if not _block_imports(ctx, placement, module, obj, name):
-                    by_module.setdefault((module, placement), set()).add(item)
+            for last in _last_per_block(ctx, placements):
+                if not _block_imports(ctx, last, module, obj, name):
+                    by_module.setdefault((module, last), set()).add(item)
             continue
         by_module.setdefault((module, None), set()).add(item)
     for (module, placement), items in by_module.items():
@@ -333,7 +333,7 @@ def _carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
         if isinstance(small, cst.ImportFrom) and small.lpar is not None:
             after = small.lpar.whitespace_after
             if isinstance(after, cst.ParenthesizedWhitespace):
-                comments.append(after.first_line.comment)  # `from m import (  # noqa: E402`
+                comments.append(after.first_line.comment)  # on the line of the opening parenthesis
     if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
         plan.import_comments[neighbour] = "# noqa: E402"
 
