@@ -36,7 +36,7 @@ class RewritePlan:
     imports_before: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
     # statements after which the new imports open a group of their own (a blank line first)
     imports_new_group: set[cst.SimpleStatementLine] = field(default_factory=set)
-    # a comment the new imports next to a statement carry (``# noqa: E402``)
+    # a comment the new imports next to a statement carry (the noqa marker for E402)
     import_comments: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
     # new import statements at the very start (a module without leading imports)
     imports_first: set[ImportItem] = field(default_factory=set)
@@ -145,7 +145,7 @@ class ApplyPlan(cst.CSTTransformer):
         extra = self.plan.imports_after.get(original_node)
         if extra:
             # When the new imports take the old one's place, they take its leading lines and
-            # its comment (on each first line, so a `# noqa: E402` still applies).
+            # its comment (on each first line, so a noqa marker for E402 still applies).
             replacing = not updated_node.body
             comment = updated_node.trailing_whitespace.comment if replacing else None
             text = import_lines(
