@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.model import ShardResult, Status
 from qnn_migrate.bot.nightly.baseline import BRANCH, DIRECTORY, RunInfo, SocBaseline
 
@@ -141,13 +142,8 @@ _ICON = {
 
 
 def cell(text: str, limit: int = 160) -> str:
-    """Untrusted text made safe for one markdown table cell: no HTML, pipes, mentions."""
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("|", "\\|").replace("`", "'").replace("@", "@\u200b")
-    return text
+    """Untrusted text made safe for one markdown table cell (``bot.text.escape``)."""
+    return text_mod.escape(text, limit)
 
 
 def _table(header: str, rows: Sequence[str], total: int) -> list[str]:

@@ -9,12 +9,11 @@ The order of checks is the security argument, so it is spelled out here:
    new and 200 when this login already left it, atomically on its side: a redelivered
    or re-run event gets 200 and stops here, so one comment dispatches at most once.
 4. A malformed command gets 😕 and a reply naming the problem; ``help`` gets the help.
-5. The commenter's role comes from the REST permission API (never ``author_association``);
-   below ``[policy] run_roles`` gets 😕 and a reply saying who may run.
-6. The PR is read now and its head SHA pinned. If the command names ``--sha`` it must be
-   a prefix of that head. If the PR's author could not start runs themselves, ``--sha``
-   is required: otherwise a push between the comment and this read would run unreviewed
-   code on the phones.
+5. The commenter must be allowed to start runs (``auth``: the REST permission API);
+   otherwise 😕 and a reply saying who may run.
+6. The PR is read now and its head SHA pinned (``auth.pin_problem``): a ``--sha`` must be
+   the full head SHA, and it is required when someone who may not start runs could have
+   pushed to the head branch (the PR's author, or the owner of the fork it lives in).
 7. Plan, check the caps, ``workflow_dispatch`` the device workflow on the default branch
    with inputs ``pr``, ``sha``, ``shards`` (JSON), ``comment_id``; then 🚀, a reply that
    echoes the SHA, the results comment set to "running", and a pending commit status.
@@ -34,7 +33,7 @@ from qnn_migrate.bot.github.gateway import (
     IssueComment,
     PullRequest,
 )
-from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.pr import auth, render
 from qnn_migrate.bot.pr.commands import (
     Action,
     Command,
@@ -133,19 +132,9 @@ def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotCo
         gw.create_comment(number, help_text(ctx.catalog))
         return Outcome("help", "help sent")
 
-    policy = ctx.catalog.policy
-    role = gw.role(login)
-    if role not in policy.run_roles:
-        return talk.refuse(
-            "refused",
-            render.NOT_ALLOWED.format(
-                login=login,
-                roles=", ".join(policy.run_roles),
-                repo=gw.repo,
-                role=role,
-                command=command.canonical(),
-            ),
-        )
+    refused = auth.refusal(gw, ctx.catalog.policy, login, command.canonical())
+    if refused is not None:
+        return talk.refuse("refused", refused)
     pull = gw.pull(number)
     if pull is None or pull.state != "open":
         state = "not a pull request" if pull is None else pull.state
@@ -155,22 +144,6 @@ def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotCo
     if command.action is Action.CANCEL:
         return _cancel(gw, ctx, talk, login, previous)
     return _run(gw, ctx, talk, command, login, pull, previous)
-
-
-def _pin(
-    gw: GitHubGateway, ctx: BotContext, command: Command, login: str, pull: PullRequest
-) -> str | None:
-    """The error text if the head may not run; None if ``pull.head_sha`` is pinned."""
-    head = pull.head_sha
-    if command.sha and not head.startswith(command.sha):
-        return render.SHA_MISMATCH.format(given=command.sha, head=head)
-    if (
-        command.sha is None
-        and pull.author != login
-        and gw.role(pull.author) not in ctx.catalog.policy.run_roles
-    ):
-        return render.NEEDS_SHA.format(author=pull.author, head=head, command=command.canonical())
-    return None
 
 
 def _run(
@@ -183,7 +156,14 @@ def _run(
     previous: tuple[IssueComment, RunState | None] | None,
 ) -> Outcome:
     catalog = ctx.catalog
-    problem = _pin(gw, ctx, command, login, pull)
+    problem = auth.pin_problem(
+        gw,
+        catalog.policy,
+        given_sha=command.sha,
+        login=login,
+        pull=pull,
+        command=command.canonical(),
+    )
     if problem:
         return talk.refuse("refused", problem)
     sha = pull.head_sha

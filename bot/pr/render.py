@@ -10,12 +10,15 @@ own URL.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Status, Verdict
 from qnn_migrate.bot.pr.commands import Action, Command
@@ -38,31 +41,11 @@ HEAD = {
     "error": "⚠️",
     "pending": "⏳",
 }
-_ESCAPES = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "|": "\\|",
-        "`": "&#96;",
-        "@": "&#64;",  # no mentions from test output
-        "[": "\\[",
-        "]": "\\]",
-        "*": "\\*",
-        "_": "\\_",
-        "~": "\\~",
-        "#": "&#35;",  # no issue links either
-        "\\": "\\\\",
-    }
-)
 
 
 def escape(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """Untrusted text for one table cell: one line, no markup, no mentions, cut short."""
-    flat = re.sub(r"\s+", " ", text.replace("\x00", "")).strip()
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    return flat.translate(_ESCAPES)
+    """Untrusted text for one table cell (``bot.text.escape``)."""
+    return text_mod.escape(text, limit)
 
 
 @dataclass(frozen=True)
@@ -73,10 +56,22 @@ class Links:
     run_url: str | None = None
 
     def safe(self, url: str | None) -> str | None:
-        """Only links into this repository's own pages survive (log URLs come from runners)."""
-        if not url or not url.startswith(self.repo_url + "/"):
+        """Only links into this repository's own pages survive (log URLs come from runners).
+
+        The path is normalised first (``..``, ``.``, ``//``, percent-encoded dots and
+        slashes), so ``REPO/../../evil/phish`` cannot pass as a page of this repository.
+        """
+        if not url or any(ch in url for ch in " \t\n<>()[]`\"'\\"):
             return None
-        if any(ch in url for ch in " \t\n<>()[]`\"'"):
+        parts = urlsplit(url)
+        base = urlsplit(self.repo_url)
+        if (parts.scheme, parts.netloc) != (base.scheme, base.netloc) or parts.query:
+            return None
+        path = unquote(parts.path)
+        if "%" in path:  # encoded twice: nothing GitHub itself links to
+            return None
+        normal = posixpath.normpath(path)
+        if normal != path.rstrip("/") or not normal.startswith(base.path.rstrip("/") + "/"):
             return None
         return url
 
@@ -378,6 +373,16 @@ NEEDS_SHA = (
     "😕 This PR's author (@{author}) cannot start device runs, so the command must name the "
     "commit you reviewed, or a later push could run instead. The head is now `{head}`; if "
     "that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
+)
+NEEDS_SHA_FORK = (
+    "😕 The head branch lives in {repo}, whose owner cannot start device runs, so the command "
+    "must name the commit you reviewed, or a later push there could run instead. The head is "
+    "now `{head}`; if that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
+)
+SHA_NOT_FULL = (
+    "😕 `--sha {given}` is not a full commit SHA. Name the commit you reviewed by all 40 "
+    "hexadecimal digits (a short prefix can be matched by another commit), e.g. "
+    "`--sha {head}` if that is it."
 )
 SHA_MISMATCH = (
     "😕 The command names commit `{given}`, but the PR head is `{head}`. Review the new "

@@ -171,9 +171,43 @@ def test_fork_pr_by_an_outsider_needs_the_reviewed_sha(
     outcome, _ = send(gh, gateway, ctx, "/qnn test auto", number=9)
     assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
     assert f"--sha {HEAD}" in bot_comments(gh, 9)[0]
-    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD[:12]}", number=9)
+    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD}", number=9)
     assert outcome.action == "dispatched"  # type: ignore[attr-defined]
     assert gh.runs()[0].inputs["sha"] == HEAD
+
+
+def test_a_sha_prefix_is_not_a_pin(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """A 12-hex prefix can be matched by a commit made for it: only the full SHA pins."""
+    gh.add_pull(
+        9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
+    )
+    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD[:12]}", number=9)
+    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
+    assert "not a full commit SHA" in bot_comments(gh, 9)[0]
+    assert f"--sha {HEAD}" in bot_comments(gh, 9)[0]
+
+
+def test_a_head_branch_in_an_outsiders_fork_needs_the_reviewed_sha(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """The author may start runs, but the fork's owner (who can push to it) may not."""
+    gh.add_user("writer", role="write", repo=REPO)
+    gh.add_pull(
+        9, author="writer", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
+    )
+    outcome, _ = send(gh, gateway, ctx, "/qnn test auto", number=9)
+    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
+    assert "lives in outsider/executorch" in bot_comments(gh, 9)[0]
+    outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD}", number=9)
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    # Control: the author's own fork needs no --sha.
+    gh.add_pull(
+        10, author="writer", head_sha=HEAD, head_repo="writer/executorch", files=[CONV_FILE]
+    )
+    outcome, _ = send(gh, gateway, ctx, "/qnn test auto", number=10)
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
 
 
 def test_fork_pr_whose_head_moved_after_review_is_refused(

@@ -76,7 +76,7 @@ def test_report_golden(catalog: Catalog) -> None:
     check_golden("report.md", body)
     assert body.startswith(MARKER)
     assert "ran **30 of 32** expected" in body
-    assert "&lt;b&gt;&#64;here&lt;/b&gt;" in body and "@here" not in body
+    assert "&lt;b&gt;@\u200dhere&lt;/b&gt;" in body and "@here" not in body
 
 
 def test_pending_golden(catalog: Catalog) -> None:
@@ -94,7 +94,13 @@ def test_pending_golden(catalog: Catalog) -> None:
         ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))"),
         (
             "@org/team #12 `code` <img src=x>",
-            "&#64;org/team &#35;12 &#96;code&#96; &lt;img src=x&gt;",
+            "@\u200dorg/team #\u200d12 &#96;code&#96; &lt;img src=x&gt;",
+        ),
+        # GitHub decodes &#64; back to @ before it looks for mentions: an entity is no escape.
+        ("cc @maintainers, see o/r#3", "cc @\u200dmaintainers, see o/r#\u200d3"),
+        (
+            "see https://evil.example and WWW.evil.example or mailto:x@y.z",
+            "see https\u200d://evil.example and WWW\u200d.evil.example or mailto\u200d:x@\u200dy.z",
         ),
         ("x" * 400, "x" * 299 + "…"),
     ],
@@ -108,6 +114,16 @@ def test_log_links_only_into_the_repository() -> None:
     assert LINKS.safe("https://evil.example/x") is None
     assert LINKS.safe("https://github.com/qnn-lab/executorch.evil/x") is None
     assert LINKS.safe(RUN + "/job/1)[x](https://evil") is None
+    # The path is normalised before the same-repository check.
+    repo = "https://github.com/qnn-lab/executorch"
+    assert LINKS.safe(repo + "/../../evil/phish") is None
+    assert LINKS.safe(repo + "/actions/../../../evil/phish") is None
+    assert LINKS.safe(repo + "/%2e%2e/%2e%2e/evil/phish") is None
+    assert LINKS.safe(repo + "/./actions") is None
+    assert LINKS.safe(repo + "//evil") is None
+    assert LINKS.safe("http://github.com/qnn-lab/executorch/x") is None
+    assert LINKS.safe(repo + "/actions/runs/1?x=../") is None
+    assert LINKS.safe(repo + "/actions/runs/1") == repo + "/actions/runs/1"
 
 
 def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> None:

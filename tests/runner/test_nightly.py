@@ -142,7 +142,7 @@ def test_issue_body_matches_the_golden_file() -> None:
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(action.body)
     assert action.body == golden.read_text()
-    assert "<img" not in action.body and "@\u200bsomeone" in action.body
+    assert "<img" not in action.body and "@\u200dsomeone" in action.body
 
 
 def test_the_issue_is_updated_newest_night_first_and_found_by_marker_and_author() -> None:
