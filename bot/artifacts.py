@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
+from typing import TypeVar
 
 from qnn_migrate.bot.model import ModelError, Shard, ShardResult
 
@@ -31,6 +32,7 @@ ARTIFACT_PREFIX = "qnn-result-"
 RESULT_FILE = "result.json"
 JUNIT_FILE = "junit.xml"
 
+T = TypeVar("T")
 JSON = None | bool | int | float | str | list["JSON"] | dict[str, "JSON"]
 
 _STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -105,13 +107,18 @@ def _planned_entry(item: JSON, where: str) -> PlannedEntry:
     return PlannedEntry(_shard(item["shard"], where), tuple(str(x) for x in labels))
 
 
-def _shard(item: JSON, where: str) -> Shard:
-    if not isinstance(item, dict):
-        raise ArtifactError(f"{where}: a shard must be a JSON object")
+def _build(doc: JSON, where: str, what: str, build: Callable[[dict[str, JSON]], T]) -> T:
+    """``build(doc)`` for a JSON object; any shape problem as an ArtifactError naming ``where``."""
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: {what} must be a JSON object")
     try:
-        return Shard.from_dict(item)
+        return build(doc)
     except ModelError as exc:
         raise ArtifactError(f"{where}: {exc}") from exc
+
+
+def _shard(item: JSON, where: str) -> Shard:
+    return _build(item, where, "a shard", Shard.from_dict)
 
 
 def _unique(shards: Sequence[Shard], where: str) -> None:
@@ -155,13 +162,7 @@ def read_shards(path: Path, what: str = "the shard list") -> list[Shard]:
 
 def parse_result(data: str | bytes, where: str) -> ShardResult:
     """One ``result.json``; every field type-checked."""
-    doc = parse_json(data, where)
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{where}: a result file must be a JSON object")
-    try:
-        return ShardResult.from_dict(doc)
-    except ModelError as exc:
-        raise ArtifactError(f"{where}: {exc}") from exc
+    return _build(parse_json(data, where), where, "a result file", ShardResult.from_dict)
 
 
 def shard_folder(results_dir: Path, shard_id: str) -> Path | None:

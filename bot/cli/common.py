@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -66,6 +66,16 @@ CATALOG_OPTION = click.option(
     default=None,
     help="The matrices data file (default: bot/matrices.toml).",
 )
+
+
+def shards_file_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The required ``--shards-file`` of the commands that read a planned shard list."""
+    return click.option(
+        "--shards-file",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=help,
+    )
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,14 @@ import click
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.cli.common import EXIT_FAILED, EXIT_INPUT, environment, fail, read_shards
+from qnn_migrate.bot.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    environment,
+    fail,
+    read_shards,
+    shards_file_option,
+)
 from qnn_migrate.bot.lab import host_config, quarantine, results
 
 
@@ -51,12 +58,7 @@ HOST_CONFIG_OPTION = click.option(
 
 
 @click.command("device-matrix")
-@click.option(
-    "--shards-file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The planned shard list (dispatch input `shards`, or `bot plan` output).",
-)
+@shards_file_option("The planned shard list (dispatch input `shards`, or `bot plan` output).")
 @click.option("--sha", default=None, help="Every shard must be pinned to this commit.")
 @click.option("--pr", type=int, default=None, help="Every shard must be for this PR.")
 @click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False, path_type=Path))

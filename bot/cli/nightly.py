@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from qnn_migrate.bot.artifacts import ArtifactError, read_json
-from qnn_migrate.bot.cli.common import collect_results, fail, read_shards, warn
+from qnn_migrate.bot.cli.common import collect_results, fail, read_shards, shards_file_option, warn
 from qnn_migrate.bot.model import reconcile
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 from qnn_migrate.bot.nightly import issue as nightly
@@ -26,12 +26,7 @@ def nightly_group() -> None:
 
 
 @nightly_group.command("record")
-@click.option(
-    "--shards-file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The planned shard list of tonight's run.",
-)
+@shards_file_option("The planned shard list of tonight's run.")
 @click.option(
     "--results-dir",
     required=True,
