@@ -8,16 +8,28 @@ call that failed.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import github
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
-from qnn_migrate.bot.github.gateway import DispatchedRun, GatewayError, IssueComment, PullRequest
+from qnn_migrate.bot.github.gateway import (
+    DispatchedRun,
+    FileBlob,
+    GatewayError,
+    IssueComment,
+    PullFile,
+    PullRequest,
+    Review,
+    ReviewComment,
+)
 from qnn_migrate.bot.github.settings import Settings
 
 T = TypeVar("T")
@@ -181,3 +193,65 @@ class PyGithubGateway:
             kwargs["target_url"] = target_url
         with _call(f"POST statuses/{sha}"):
             self._repo.get_commit(sha).create_status(state, **kwargs)
+
+    def pull_files(self, number: int) -> list[PullFile]:
+        with _call(f"GET pulls/{number}/files"):
+            return [
+                PullFile(f.filename, f.status, f.patch)
+                for f in self._repo.get_pull(number).get_files()
+            ]
+
+    def file_at(self, path: str, ref: str, max_bytes: int) -> FileBlob | None:
+        def fetch() -> FileBlob | None:
+            _, doc = self._gh.requester.requestJsonAndCheck(
+                "GET", self._path(f"/contents/{quote(path)}"), parameters={"ref": ref}
+            )
+            if not isinstance(doc, dict) or doc.get("type") != "file":
+                return None  # a directory, symlink or submodule: not a file to read
+            size = int(doc.get("size") or 0)
+            # GitHub leaves `content` empty (encoding "none") for files over 1 MB.
+            if size > max_bytes or doc.get("encoding") != "base64":
+                return FileBlob(path, size, None)
+            try:
+                data = base64.b64decode(str(doc.get("content") or ""), validate=False)
+            except (binascii.Error, ValueError) as exc:
+                raise GatewayError(f"GitHub API GET contents/{path}: bad base64: {exc}") from exc
+            return FileBlob(path, size, data[: max_bytes + 1])
+
+        return self._maybe(f"GET contents/{path}", fetch, None)
+
+    def reviews(self, number: int) -> list[Review]:
+        with _call(f"GET pulls/{number}/reviews"):
+            return [
+                Review(
+                    r.id,
+                    r.user.login if r.user is not None else "",
+                    r.body or "",
+                    r.commit_id or "",
+                    r.html_url or "",
+                )
+                for r in self._repo.get_pull(number).get_reviews()
+            ]
+
+    def create_review(
+        self, number: int, commit_id: str, body: str, comments: list[ReviewComment]
+    ) -> Review:
+        items: list[dict[str, Any]] = []
+        for c in comments:
+            item: dict[str, Any] = {"path": c.path, "body": c.body, "line": c.line, "side": "RIGHT"}
+            if c.start_line is not None and c.start_line < c.line:
+                item |= {"start_line": c.start_line, "start_side": "RIGHT"}
+            items.append(item)
+        payload = {"commit_id": commit_id, "body": body, "event": "COMMENT", "comments": items}
+        with _call(f"POST pulls/{number}/reviews"):
+            _, doc = self._gh.requester.requestJsonAndCheck(
+                "POST", self._path(f"/pulls/{number}/reviews"), input=payload
+            )
+        user = doc.get("user") or {}
+        return Review(
+            int(doc["id"]),
+            str(user.get("login", "")),
+            str(doc.get("body") or ""),
+            str(doc.get("commit_id") or ""),
+            str(doc.get("html_url") or ""),
+        )

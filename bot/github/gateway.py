@@ -49,6 +49,46 @@ class DispatchedRun:
     html_url: str | None
 
 
+@dataclass(frozen=True)
+class PullFile:
+    """One file of a PR's diff: its name, GitHub's status for it and its patch (None when
+    GitHub leaves the patch out: binary files and very large diffs)."""
+
+    filename: str
+    status: str  # added, removed, modified, renamed, copied, changed, unchanged
+    patch: str | None
+
+
+@dataclass(frozen=True)
+class FileBlob:
+    """A file's bytes at one commit; ``data`` is None when ``size`` is over the reader's cap."""
+
+    path: str
+    size: int
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class ReviewComment:
+    """A comment of a PR review on head-side lines ``start_line..line`` of ``path``."""
+
+    path: str
+    body: str
+    line: int
+    start_line: int | None = None
+
+
+@dataclass(frozen=True)
+class Review:
+    """A pull-request review as GitHub lists it."""
+
+    id: int
+    author: str
+    body: str
+    commit_id: str
+    html_url: str = ""
+
+
 class GitHubGateway(Protocol):
     """The GitHub calls the bot makes, on one repository."""
 
@@ -90,3 +130,21 @@ class GitHubGateway(Protocol):
     def set_status(
         self, sha: str, state: str, context: str, description: str, target_url: str | None
     ) -> None: ...
+
+    def pull_files(self, number: int) -> list[PullFile]:
+        """The PR's changed files with their patches."""
+        ...
+
+    def file_at(self, path: str, ref: str, max_bytes: int) -> FileBlob | None:
+        """``path`` at commit ``ref`` (None if it is not a file there); bytes only up to the cap."""
+        ...
+
+    def reviews(self, number: int) -> list[Review]:
+        """The PR's reviews, oldest first."""
+        ...
+
+    def create_review(
+        self, number: int, commit_id: str, body: str, comments: list[ReviewComment]
+    ) -> Review:
+        """Post one review (event ``COMMENT``) on ``commit_id`` with its line comments."""
+        ...

@@ -4,14 +4,19 @@ Grammar (one command per comment)::
 
     line     := INDENT? "/qnn" (WS verb)? WS? EOL      INDENT is 0-3 ASCII spaces
     verb     := "test" (WS test-arg)* | "retry" (WS "failed")? (WS sha-opt)?
-              | "cancel" | "help"
+              | "migrate" (WS migrate-arg)* | "cancel" | "help"
     test-arg := MATRIX | "auto" | TEST_ID | "--soc" (WS|"=") SOC(","SOC)*
-              | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | sha-opt
+              | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | "--sim" | sha-opt
+    migrate-arg := "--target" (WS|"=") ("qnn-passes"|"executorch") | PATH
     sha-opt  := "--sha" (WS|"=") HEX{min_sha_prefix..40}
+    WS       := (" " | TAB)+
 
-Only a line that starts with ASCII ``/qnn`` followed by a space, a tab or the end of the
-line counts. Fenced code blocks (backticks or tildes), indented code, ``>`` quotes and
-HTML comments are skipped, as GitHub renders them as something other than a command.
+A line counts only when GitHub renders it as plain text at the start of a line of a
+top-level paragraph: the body is parsed as CommonMark with GitHub's table extension by
+markdown-it-py, so fenced and indented code, quotes (lazy continuation lines included),
+lists, headings, tables, HTML blocks and comments, link reference definitions (titles
+included) and text inside code spans, links or emphasis never run. The line must also
+start with ASCII ``/qnn`` followed by a space, a tab or the end of the line.
 A line that *looks* like ``/qnn`` once Unicode is normalised (full-width solidus,
 Cyrillic letters, zero-width spaces, upper case) is refused with an error rather than run.
 The words are split on ASCII blanks by this module, never by a shell; each must use only
@@ -26,7 +31,14 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.escape import escape as _escape_rule
+from markdown_it.rules_inline.newline import newline as _newline_rule
+from markdown_it.token import Token
 
 from qnn_migrate.bot.catalog import Catalog, close_matches
 from qnn_migrate.bot.model import TEST_ID_RE
@@ -35,12 +47,19 @@ PREFIX = "/qnn"
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,=-]+$")
 HEX_RE = re.compile(r"^[0-9a-f]+$")
 SEED_RE = re.compile(r"^[0-9]{1,10}$")
-FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-QUOTE_RE = re.compile(r"^ {0,3}>")
 COMMAND_RE = re.compile(r"^ {0,3}/qnn(?:[ \t]|$)")
-HTML_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+LINE_END_RE = re.compile(r"\r\n?")
+# A PATH of `/qnn migrate`: a relative POSIX path; `..` and `.` parts are refused below.
+PATH_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$")
 OPTIONS = ("--soc", "--backend", "--seed", "--sha")
-VERBS = ("test", "retry", "cancel", "help")
+FLAGS = ("--sim",)
+MIGRATE_OPTIONS = ("--target",)
+MIGRATE_TARGETS = ("qnn-passes", "executorch")
+VERBS = ("test", "retry", "migrate", "cancel", "help")
+# Who may ask for `/qnn migrate` besides the PR's author: it only proposes text.
+MIGRATE_ROLES = ("admin", "maintain", "write")
+# A reply quotes at most this much of an error, so a hostile comment cannot make a long one.
+ERROR_MAX_CHARS = 600
 # Characters that render like '/', 'q' or 'n' but are not ASCII, beyond what NFKC folds.
 _CONFUSABLES = str.maketrans(
     {
@@ -70,6 +89,7 @@ class Action(StrEnum):
 
     TEST = "test"
     RETRY = "retry"
+    MIGRATE = "migrate"
     CANCEL = "cancel"
     HELP = "help"
 
@@ -79,6 +99,8 @@ class CommandError(ValueError):
 
     def __init__(self, message: str, line: int | None = None) -> None:
         where = f"line {line}: " if line else ""
+        if len(message) > ERROR_MAX_CHARS:
+            message = message[: ERROR_MAX_CHARS - 2].rstrip() + " …"
         super().__init__(f"{where}{message}")
         self.line = line
         self.reason = message
@@ -97,25 +119,31 @@ class Command:
     seed: int = 0
     sha: str | None = None
     failed_only: bool = False
+    simulator: bool = False  # run on the x86 HTP simulator tier instead of phones
+    target: str = ""  # migrate: the rewrite's --target
+    paths: tuple[str, ...] = ()  # migrate: only changed files at or under these paths
     line: int = field(default=0, compare=False)
 
     def canonical(self) -> str:
         """The command as the bot would write it: the rerun line shown in reports."""
         if self.action is Action.RETRY:
             words = ["/qnn", "retry"] + (["failed"] if self.failed_only else [])
+        elif self.action is Action.MIGRATE:
+            words = ["/qnn", "migrate", "--target", self.target or MIGRATE_TARGETS[0]]
+            words += list(self.paths)
         elif self.action is not Action.TEST:
             words = ["/qnn", self.action.value]
         else:
             words = ["/qnn", "test"] + (["auto"] if self.auto else [])
             words += [*self.matrices, *self.tests]
             words += ["--soc", ",".join(self.socs), "--backend", self.backend]
-            words += ["--seed", str(self.seed)]
+            words += ["--seed", str(self.seed)] + (["--sim"] if self.simulator else [])
         if self.sha:
             words += ["--sha", self.sha]
         return " ".join(words)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "action": self.action.value,
             "matrices": list(self.matrices),
             "tests": list(self.tests),
@@ -127,6 +155,12 @@ class Command:
             "failed_only": self.failed_only,
             "line": self.line,
         }
+        # Keys added later appear only when set, so stored state from before reads the same.
+        if self.simulator:
+            doc["simulator"] = True
+        if self.action is Action.MIGRATE:
+            doc |= {"target": self.target, "paths": list(self.paths)}
+        return doc
 
 
 def quote_untrusted(text: str, limit: int = 40) -> str:
@@ -148,41 +182,74 @@ def _looks_like_command(line: str) -> bool:
     return skeleton.startswith(PREFIX) and not skeleton[len(PREFIX) : len(PREFIX) + 1].isalnum()
 
 
+def _with_offset(rule: Any) -> Any:
+    """Wrap an inline rule so the line breaks it makes remember where they are in the text."""
+
+    def rule_with_offset(state: StateInline, silent: bool) -> bool:
+        pos, count = state.pos, len(state.tokens)
+        matched = bool(rule(state, silent))
+        if matched and not silent:
+            for token in state.tokens[count:]:
+                if token.type in ("softbreak", "hardbreak"):
+                    token.meta["offset"] = pos
+        return matched
+
+    return rule_with_offset
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    """CommonMark plus GFM tables, with HTML on, as GitHub parses a comment's blocks."""
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    md.inline.ruler.at("newline", _with_offset(_newline_rule))
+    md.inline.ruler.at("escape", _with_offset(_escape_rule))
+    return md
+
+
+def _line_starts(inline: Token) -> list[int]:
+    """0-based lines of an inline block that begin with plain text outside any span."""
+    starts: list[int] = []
+    children = inline.children or []
+    depth = 0
+    fresh: int | None = 0
+    for child in children:
+        if child.type in ("softbreak", "hardbreak") and depth == 0:
+            fresh = inline.content.count("\n", 0, int(child.meta.get("offset", 0))) + 1
+            continue
+        if fresh is not None and depth == 0 and child.type == "text":
+            starts.append(fresh)
+        fresh = None
+        depth += child.nesting
+    return starts
+
+
 def command_lines(body: str) -> list[tuple[int, str]]:
     """The (1-based line number, text) of lines that start a command.
 
-    Raises CommandError for look-alikes of ``/qnn`` outside code and quotes.
+    Only lines that GitHub shows as plain text at the start of a line in a top-level
+    paragraph are read (see the module docstring). Raises CommandError for look-alikes of
+    ``/qnn`` there.
     """
-    # Hidden HTML comments cannot carry commands; keep line numbers by keeping newlines.
-    visible = HTML_COMMENT_RE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
+    text = LINE_END_RE.sub("\n", body)
+    lines = text.split("\n")
     found: list[tuple[int, str]] = []
-    fence: str | None = None
-    for number, raw in enumerate(visible.split("\n"), start=1):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if fence is not None:
-            stripped = line.strip(" ")
-            if (
-                len(line) - len(line.lstrip(" ")) <= 3
-                and stripped.startswith(fence)
-                and set(stripped) == {fence[0]}
-            ):
-                fence = None
+    tokens = _markdown().parse(text)
+    for i, token in enumerate(tokens[:-1]):
+        if token.type != "paragraph_open" or token.level != 0 or token.map is None:
             continue
-        opened = FENCE_OPEN_RE.match(line)
-        if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
-            fence = opened.group(1)
-            continue
-        if QUOTE_RE.match(line) or line.startswith(("    ", "\t")):
-            continue
-        if COMMAND_RE.match(line):
-            found.append((number, line))
-        elif _looks_like_command(line):
-            raise CommandError(
-                f"{quote_untrusted(line.strip(), 20)} looks like a /qnn command but is not "
-                "plain ASCII `/qnn` at the start of the line, so it was not run. "
-                "Type it again with ASCII characters.",
-                number,
-            )
+        inline = tokens[i + 1]
+        for offset in _line_starts(inline):
+            number = token.map[0] + offset + 1
+            line = lines[number - 1]
+            if COMMAND_RE.match(line):
+                found.append((number, line))
+            elif _looks_like_command(line):
+                raise CommandError(
+                    f"{quote_untrusted(line.strip(), 20)} looks like a /qnn command but is not "
+                    "plain ASCII `/qnn` at the start of the line, so it was not run. "
+                    "Type it again with ASCII characters.",
+                    number,
+                )
     return found
 
 
@@ -199,19 +266,25 @@ def _suggest(word: str, choices: Sequence[str], kind: str) -> str:
 
 
 def _options(
-    words: Sequence[str], line: int, allowed: Sequence[str]
+    words: Sequence[str], line: int, allowed: Sequence[str], flags: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, list[str]]]:
-    """Split words into positionals and option values (``--x v`` or ``--x=v``)."""
+    """Split words into positionals and option values (``--x v`` or ``--x=v``); a flag
+    (``--sim``) takes no value and is recorded with the value ``""``."""
     positional: list[str] = []
     options: dict[str, list[str]] = {}
     i = 0
     while i < len(words):
         word = words[i]
-        if word.startswith("--"):
+        if word in flags:
+            options.setdefault(word, []).append("")
+        elif word.startswith("--"):
             name, eq, value = word.partition("=")
+            if name in flags:
+                raise CommandError(f"`{name}` takes no value", line)
             if name not in allowed:
-                hints = close_matches(name, allowed)
-                hint = f"did you mean `{hints[0]}`?" if hints else "options: " + ", ".join(allowed)
+                names = [*allowed, *flags]
+                hints = close_matches(name, names)
+                hint = f"did you mean `{hints[0]}`?" if hints else "options: " + ", ".join(names)
                 raise CommandError(f"unknown option {quote_untrusted(name)}; {hint}", line)
             if not eq:
                 i += 1
@@ -249,7 +322,7 @@ def _parse_sha(values: list[str] | None, catalog: Catalog, line: int) -> str | N
 
 def _parse_test(words: Sequence[str], catalog: Catalog, line: int) -> Command:
     limits = catalog.limits
-    positional, options = _options(words, line, OPTIONS)
+    positional, options = _options(words, line, OPTIONS, FLAGS)
     matrices: list[str] = []
     tests: list[str] = []
     auto = False
@@ -350,8 +423,33 @@ def _parse_test(words: Sequence[str], catalog: Catalog, line: int) -> Command:
         backend=backend,
         seed=seed,
         sha=_parse_sha(options.get("--sha"), catalog, line),
+        simulator="--sim" in options,
         line=line,
     )
+
+
+def _parse_migrate(words: Sequence[str], line: int) -> Command:
+    positional, options = _options(words, line, MIGRATE_OPTIONS)
+    targets = options.get("--target", [])
+    if len(targets) > 1:
+        raise CommandError("`--target` may be given once", line)
+    target = targets[0] if targets else MIGRATE_TARGETS[0]
+    if target not in MIGRATE_TARGETS:
+        raise CommandError(
+            f"unknown target {quote_untrusted(target)}; targets: " + ", ".join(MIGRATE_TARGETS),
+            line,
+        )
+    paths: list[str] = []
+    for word in positional:
+        parts = word.rstrip("/").split("/")
+        if not PATH_RE.match(word) or any(part in ("", ".", "..") for part in parts):
+            raise CommandError(
+                f"{quote_untrusted(word)} is not a path in the repository; give paths "
+                "relative to its root, without `.` or `..` parts",
+                line,
+            )
+        paths.append("/".join(parts))
+    return Command(Action.MIGRATE, target=target, paths=tuple(dict.fromkeys(paths)), line=line)
 
 
 def parse_line(line: str, catalog: Catalog, number: int = 1) -> Command:
@@ -366,16 +464,22 @@ def parse_line(line: str, catalog: Catalog, number: int = 1) -> Command:
     words = [w for w in words if w]
     if len(words) > limits.max_tokens:
         raise CommandError(f"{len(words)} words; at most {limits.max_tokens}", number)
+    migrate = bool(words) and words[0] == "migrate"
     for word in words:
+        if migrate and PATH_RE.match(word):
+            continue  # a path; _parse_migrate checks its parts
         if not TOKEN_RE.match(word):
+            allowed = "`A-Z a-z 0-9 _ . , = - /`" if migrate else "`A-Z a-z 0-9 _ . , = -`"
             raise CommandError(
-                f"{quote_untrusted(word)} has characters other than "
-                "`A-Z a-z 0-9 _ . , = -`; commands take only names, ids and numbers",
+                f"{quote_untrusted(word)} has characters other than {allowed}; "
+                "commands take only names, ids, paths and numbers",
                 number,
             )
     if not words:
         return Command(Action.HELP, line=number)
     verb, args = words[0], words[1:]
+    if verb == "migrate":
+        return _parse_migrate(args, number)
     if verb == "test":
         return _parse_test(args, catalog, number)
     if verb == "retry":
@@ -421,8 +525,9 @@ def parse(body: str, catalog: Catalog) -> Command | None:
             "Post each command as its own comment."
         )
     number, line = lines[0]
-    if not line.isascii() or not line.isprintable():
-        bad = next(ch for ch in line if not ch.isascii() or not ch.isprintable())
+    spaced = line.replace("\t", " ")  # tabs separate words, as spaces do
+    if not spaced.isascii() or not spaced.isprintable():
+        bad = next(ch for ch in spaced if not ch.isascii() or not ch.isprintable())
         raise CommandError(
             f"the /qnn line contains {quote_untrusted(bad)} (U+{ord(bad):04X}); "
             "commands are plain ASCII",
@@ -438,10 +543,14 @@ HELP_TEXT = """\
 |---|---|
 | `/qnn test [MATRIX ...\\|auto\\|TEST_ID ...] [--soc SOC ...] [--backend B] [--seed N]` | run tests on phones at the PR's current head |
 | `/qnn retry [failed]` | run the last command again at the current head (only failed tests with `failed`) |
+| `/qnn migrate [--target qnn-passes\\|executorch] [PATH ...]` | suggest the qnn-migrate rewrite of this PR's changed `.py` files as one review |
 | `/qnn cancel` | cancel the device run in progress for this PR |
 | `/qnn help` | this text |
 
 - `auto` (the default) picks the matrices whose guarded files this PR changes.
+- `--sim` runs the tests on the x86 HTP simulator tier instead of phones.
+- `/qnn migrate` reads the changed files at the head commit and runs nothing from the PR; the
+  PR's author or anyone with {migrate_roles} permission may ask for it.
 - Defaults: {defaults}.
 - Matrices: {matrices}.
 - SoCs with phones: {socs}. Backends: {backends}.
@@ -461,6 +570,7 @@ def help_text(catalog: Catalog) -> str:
         backends=", ".join(catalog.backends),
         min_sha=catalog.policy.min_sha_prefix,
         roles=", ".join(catalog.policy.run_roles),
+        migrate_roles=", ".join(MIGRATE_ROLES),
     )
 
 
@@ -478,6 +588,9 @@ def command_from_dict(doc: Mapping[str, Any], catalog: Catalog) -> Command:
             seed=int(doc.get("seed", 0)),
             sha=None,
             failed_only=bool(doc.get("failed_only", False)),
+            simulator=bool(doc.get("simulator", False)),
+            target=str(doc.get("target", "")),
+            paths=tuple(str(p) for p in doc.get("paths", [])),
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise CommandError(f"stored command is malformed: {exc}") from exc

@@ -42,6 +42,7 @@ from qnn_migrate.bot.pr.commands import (
     help_text,
     parse,
 )
+from qnn_migrate.bot.pr.migrate import handle_migrate
 from qnn_migrate.bot.pr.plan import (
     Plan,
     PlanError,
@@ -131,6 +132,11 @@ def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotCo
     if command.action is Action.HELP:
         gw.create_comment(number, help_text(ctx.catalog))
         return Outcome("help", "help sent")
+    if command.action is Action.MIGRATE:  # its own authorization: it only proposes text
+        done = handle_migrate(
+            gw, command, pr=number, login=login, bot_login=ctx.bot_login, comment_id=comment_id
+        )
+        return Outcome(done.action, done.reason, sha=done.sha)
 
     refused = auth.refusal(gw, ctx.catalog.policy, login, command.canonical())
     if refused is not None:

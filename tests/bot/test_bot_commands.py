@@ -256,3 +256,80 @@ def test_parser_raises_only_its_own_error_and_yields_only_catalog_names(
     # A parsed command always round-trips through its canonical text.
     again = parse(command.canonical(), catalog)
     assert again is not None and again.canonical() == command.canonical()
+
+
+# ------------------------------------------- block structure as GitHub renders it (GFM)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # `\<!--` is literal text, so the fence after it opens and hides the rest as code.
+        "\\<!--\n```\n-->\n/qnn test\n```",
+        # A lazy continuation line belongs to the quote above it.
+        "> please check\n/qnn test",
+        # The title of a link reference definition may span lines and is never shown.
+        '[docs]: https://example.com "the\n/qnn test\ntitle"',
+        # List items (lazy continuation too), headings, tables and HTML blocks.
+        "- item\n/qnn test",
+        "1. item\n   /qnn test",
+        "/qnn test\n---",
+        "/qnn test | x\n--- | ---",
+        "<div>\n/qnn test\n</div>",
+        # Inside a code span, a link or emphasis that spans lines.
+        "see `foo\n/qnn test` here",
+        "[a\n/qnn test](https://example.com)",
+        "*a\n/qnn test*",
+        "text <!-- a\n/qnn test\n--> more",
+    ],
+)
+def test_lines_github_does_not_render_as_paragraph_text_never_run(
+    body: str, catalog: Catalog
+) -> None:
+    assert parse(body, catalog) is None
+
+
+def test_paragraph_lines_after_other_blocks_still_run(catalog: Catalog) -> None:
+    assert ok("> quote\n\n/qnn cancel", catalog).line == 3
+    assert ok("first line  \n/qnn cancel", catalog).line == 2  # after a hard break
+    assert ok("first line\\\n/qnn cancel", catalog).line == 2  # after a backslash break
+    assert ok("a `code` span\n/qnn cancel", catalog).line == 2
+    assert ok("<!-- a\nb -->\n/qnn cancel", catalog).line == 3
+    assert ok("x\r\n\r\n/qnn cancel\r\n", catalog).line == 3
+
+
+def test_tabs_separate_words(catalog: Catalog) -> None:
+    c = ok(f"/qnn\ttest\t{CONV}\t--soc\tSM8750", catalog)
+    assert (c.matrices, c.socs) == ((CONV,), ("SM8750",))
+    assert ok("/qnn\tcancel\t", catalog).action is Action.CANCEL
+
+
+def test_error_replies_are_capped(catalog: Catalog) -> None:
+    body = "\n\n".join("/qnn cancel" for _ in range(3000))
+    message = err(body, catalog)
+    assert len(message) <= 600 and message.endswith("…")
+
+
+def test_sim_flag(catalog: Catalog) -> None:
+    c = ok(f"/qnn test {CONV} --sim", catalog)
+    assert c.simulator and c.canonical().endswith("--seed 1126 --sim")
+    assert command_from_dict(c.to_dict(), catalog) == c
+    assert not ok(f"/qnn test {CONV}", catalog).simulator
+    assert "takes no value" in err("/qnn test --sim=yes", catalog)
+    assert "did you mean `--sim`" in err("/qnn test --simm", catalog)
+    assert "--sim" in help_text(catalog)
+
+
+def test_migrate(catalog: Catalog) -> None:
+    c = ok("/qnn migrate", catalog)
+    assert (c.action, c.target, c.paths) == (Action.MIGRATE, "qnn-passes", ())
+    c = ok("/qnn migrate --target executorch examples/qualcomm/ src/a_b.py", catalog)
+    assert (c.target, c.paths) == ("executorch", ("examples/qualcomm", "src/a_b.py"))
+    assert c.canonical() == "/qnn migrate --target executorch examples/qualcomm src/a_b.py"
+    assert ok(c.canonical(), catalog) == c
+    assert "unknown target" in err("/qnn migrate --target torch", catalog)
+    assert "not a path" in err("/qnn migrate ../secrets.py", catalog)
+    assert "not a path" in err("/qnn migrate a//b.py", catalog)
+    assert "characters other than" in err("/qnn migrate /etc/passwd", catalog)
+    assert "characters other than" in err("/qnn migrate a;b", catalog)
+    assert "/qnn migrate" in help_text(catalog)

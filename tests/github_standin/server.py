@@ -27,7 +27,7 @@ from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import jwt
 from openapi_core import OpenAPI
@@ -38,12 +38,55 @@ HERE = Path(__file__).resolve().parent
 SPEC_PATH = HERE / "rest-api-subset.json"
 GITHUB_API = "https://api.github.com"
 COMMENT_LIMIT = 65536
+CONTENTS_INLINE_LIMIT = 1024 * 1024  # GitHub inlines file contents up to 1 MB
+HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
 @cache
 def rest_description() -> OpenAPI:
     """The vendored REST description, parsed once per process."""
     return OpenAPI.from_dict(json.loads(SPEC_PATH.read_text("utf-8")))
+
+
+@cache
+def _multi_segment_paths() -> list[tuple[re.Pattern[str], str]]:
+    """(regex, parameter) for path templates whose parameter GitHub marks ``x-multi-segment``
+    (it may hold slashes); openapi-core matches one segment per parameter, so ``_validate``
+    percent-encodes the slashes of such a value first."""
+    doc = json.loads(SPEC_PATH.read_text("utf-8"))
+    found = []
+    for template, item in doc["paths"].items():
+        for operation in item.values():
+            for param in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if param.get("in") == "path" and param.get("x-multi-segment"):
+                    name = param["name"]
+                    pattern = re.escape(template).replace(
+                        re.escape("{" + name + "}"), f"(?P<{name}>.+)"
+                    )
+                    pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", pattern)
+                    found.append((re.compile(pattern), name))
+    return found
+
+
+class _EncodedPathRequest(WerkzeugOpenAPIRequest):
+    """The request with its path as sent (``%2F`` kept), for one-segment matching."""
+
+    def __init__(self, request: Any, path: str) -> None:
+        super().__init__(request)
+        self._encoded_path = path
+
+    @property
+    def path(self) -> str:
+        return self._encoded_path
+
+
+def _one_segment(path: str) -> str:
+    for regex, name in _multi_segment_paths():
+        match = regex.fullmatch(path)
+        if match:
+            start, end = match.span(name)
+            return path[:start] + quote(unquote(match[name]), safe="") + path[end:]
+    return path
 
 
 def _now() -> str:
@@ -89,6 +132,8 @@ class Pull:
     state: str = "open"
     draft: bool = False
     files: list[str] = field(default_factory=list)
+    patches: dict[str, str] = field(default_factory=dict)  # filename -> unified diff hunks
+    reviews: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -124,6 +169,7 @@ class Repo:
     workflows: dict[str, set[str] | None] = field(default_factory=dict)
     runs: dict[int, Run] = field(default_factory=dict)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    blobs: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (commit, path) -> bytes
 
 
 class ApiError(Exception):
@@ -224,6 +270,15 @@ class GitHubStandIn:
             pull.state = state
             r.pulls[number] = pull
             return pull
+
+    def add_file(self, sha: str, path: str, data: bytes, repo: str | None = None) -> None:
+        """The bytes of ``path`` at commit ``sha``, as the contents API serves them."""
+        with self._lock:
+            self._repo(repo).blobs[(sha, path)] = data
+
+    def reviews(self, number: int, repo: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._repo(repo).pulls[number].reviews]
 
     def add_issue(self, number: int, repo: str | None = None) -> None:
         with self._lock:
@@ -448,7 +503,10 @@ class GitHubStandIn:
             content_type=headers.get("Content-Type") or headers.get("content-type"),
         )
         try:
-            rest_description().validate_request(WerkzeugOpenAPIRequest(builder.get_request()))
+            request = builder.get_request()
+            rest_description().validate_request(
+                _EncodedPathRequest(request, _one_segment(urlsplit(raw_path).path))
+            )
         except Exception as exc:  # every openapi-core error is a violation, with its reason
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
             return f"{type(exc).__name__}: {exc}{cause}"
@@ -538,6 +596,7 @@ def _get_files(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -
             "blob_url": f"{s.server_url}/{repo.full_name}/blob/{pull.head_sha}/{f}",
             "raw_url": f"{s.server_url}/{repo.full_name}/raw/{pull.head_sha}/{f}",
             "contents_url": f"{s.base_url}/repos/{repo.full_name}/contents/{f}",
+            **({"patch": pull.patches[f]} if f in pull.patches else {}),
         }
         for f in pull.files
     ]
@@ -740,6 +799,121 @@ def _create_status(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: st
     return 201, {}, entry
 
 
+def _get_contents(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    path = unquote(m["path"])
+    ref = (q.get("ref") or [repo.default_branch])[0]
+    data = repo.blobs.get((ref, path))
+    if data is None:
+        raise ApiError(404, "Not Found")
+    inline = len(data) <= CONTENTS_INLINE_LIMIT
+    encoded = base64.encodebytes(data).decode("ascii") if inline else ""
+    api = f"{s.base_url}/repos/{repo.full_name}/contents/{path}?ref={ref}"
+    html = f"{s.server_url}/{repo.full_name}/blob/{ref}/{path}"
+    return (
+        200,
+        {},
+        {
+            "type": "file",
+            "encoding": "base64" if inline else "none",
+            "size": len(data),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "content": encoded,
+            "sha": f"{zlib.crc32(data):08x}" * 5,
+            "url": api,
+            "git_url": None,
+            "html_url": html,
+            "download_url": None,
+            "_links": {"git": None, "html": html, "self": api},
+        },
+    )
+
+
+def _review_json(
+    s: GitHubStandIn, repo: Repo, pull: Pull, review: dict[str, Any]
+) -> dict[str, Any]:
+    html = f"{s.server_url}/{repo.full_name}/pull/{pull.number}#pullrequestreview-{review['id']}"
+    api = f"{s.base_url}/repos/{repo.full_name}/pulls/{pull.number}"
+    return {
+        "id": review["id"],
+        "node_id": f"PRR_{review['id']}",
+        "user": s.user_json(review["user"]),
+        "body": review["body"],
+        "state": review["state"],
+        "html_url": html,
+        "pull_request_url": api,
+        "_links": {"html": {"href": html}, "pull_request": {"href": api}},
+        "submitted_at": review["submitted_at"],
+        "commit_id": review["commit_id"],
+        "author_association": "NONE",
+    }
+
+
+def _list_reviews(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    pull = repo.pulls.get(int(m["number"]))
+    if pull is None:
+        raise ApiError(404, "Not Found")
+    items = [_review_json(s, repo, pull, r) for r in pull.reviews]
+    return s._page(items, q, f"/repos/{repo.full_name}/pulls/{pull.number}/reviews")
+
+
+def _hunks(patch: str) -> list[tuple[int, int]]:
+    return [
+        (int(first), int(first) + int(count or "1") - 1)
+        for first, count in HUNK_RE.findall(patch)
+        if (count or "1") != "0"
+    ]
+
+
+def _create_review(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    pull = repo.pulls.get(int(m["number"]))
+    if pull is None:
+        raise ApiError(404, "Not Found")
+    body = b.get("body") or ""
+    if len(body) > COMMENT_LIMIT:
+        raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+    event = b.get("event")
+    if event in ("COMMENT", "REQUEST_CHANGES") and not body:
+        raise ApiError(422, "Unprocessable Entity: body is required for this event")
+    commit = b.get("commit_id") or pull.head_sha
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise ApiError(422, f"No commit found for SHA: {commit}")
+    comments = []
+    for c in b.get("comments") or []:
+        if c["path"] not in pull.files:
+            raise ApiError(422, f"Unprocessable Entity: Path could not be resolved: {c['path']}")
+        line, start = c.get("line"), c.get("start_line")
+        if line is None or c.get("side", "RIGHT") != "RIGHT":
+            raise ApiError(422, "Unprocessable Entity: only RIGHT-side line comments are served")
+        first = start if start is not None else line
+        if start is not None and (start >= line or c.get("start_side", "RIGHT") != "RIGHT"):
+            raise ApiError(422, "Unprocessable Entity: start_line must precede line")
+        hunks = _hunks(pull.patches.get(c["path"], ""))
+        if not any(lo <= first and line <= hi for lo, hi in hunks):
+            raise ApiError(
+                422,
+                "Unprocessable Entity: Pull request review thread line must be part of the diff "
+                "and start line must be part of the same hunk as the line.",
+            )
+        comments.append(dict(c))
+    review = {
+        "id": next(s._ids),
+        "user": login,
+        "body": body,
+        "state": {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
+            event or "", "COMMENTED" if event else "PENDING"
+        ),
+        "commit_id": commit,
+        "submitted_at": _now(),
+        "comments": comments,
+    }
+    pull.reviews.append(review)
+    return 200, {}, _review_json(s, repo, pull, review)
+
+
 def _app_token(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
     app_id = int(login.split(":")[1])
     _, slug, installation = s.apps[app_id]
@@ -763,6 +937,9 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO, _get_repo),
     ("GET", REPO + r"/pulls/(?P<number>\d+)", _get_pull),
     ("GET", REPO + r"/pulls/(?P<number>\d+)/files", _get_files),
+    ("GET", REPO + r"/pulls/(?P<number>\d+)/reviews", _list_reviews),
+    ("POST", REPO + r"/pulls/(?P<number>\d+)/reviews", _create_review),
+    ("GET", REPO + r"/contents/(?P<path>.+)", _get_contents),
     ("GET", REPO + r"/collaborators/(?P<username>[^/]+)/permission", _get_permission),
     ("GET", REPO + r"/issues/(?P<number>\d+)", _get_issue),
     ("GET", REPO + r"/issues/(?P<number>\d+)/comments", _list_comments),
