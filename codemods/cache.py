@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -137,6 +136,8 @@ class Cache:
         }
         data = json.dumps({"key": key, "sha256": _checksum(payload), "payload": payload})
         path = self._path(key)
+        import tempfile  # only when there is something to store
+
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, temporary = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))

@@ -95,6 +95,39 @@ class _Ignore:
 
     base: str  # absolute directory the patterns are relative to
     spec: pathspec.GitIgnoreSpec
+    # One expression that matches wherever any line's own expression does: most paths match
+    # no line, and one search says so at a tenth of the cost of asking each line.
+    any_line: re.Pattern[str] | None = field(default=None, compare=False)
+
+    @staticmethod
+    def of(base: str, spec: pathspec.GitIgnoreSpec) -> _Ignore:
+        return _Ignore(base, spec, _any_line(spec))
+
+    def verdict(self, relative: str) -> bool | None:
+        """True: ignored, False: re-included (``!``), None: no line matches."""
+        if self.any_line is not None and self.any_line.search(relative) is None:
+            return None
+        return self.spec.check_file(relative).include
+
+
+def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """The union of the lines' expressions (pathspec's own), or None if they are not
+    available as plain expressions; the verdict then always comes from pathspec."""
+    parts = []
+    for pattern in spec.patterns:
+        if pattern.include is None:
+            continue  # a blank line or a comment
+        expression = getattr(pattern, "regex", None)
+        if not isinstance(expression, re.Pattern) or not isinstance(expression.pattern, str):
+            return None
+        parts.append(_NAMED_GROUP.sub("(?:", expression.pattern))
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+    except re.error:
+        return None
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
 def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore | None:
@@ -107,7 +140,7 @@ def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore
         errors.append((path, f"cannot be read ({error.strerror or error}); its rules not applied"))
         return None
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    return _Ignore(base, spec) if spec.patterns else None
+    return _Ignore.of(base, spec) if spec.patterns else None
 
 
 def _git_root(directory: str) -> str | None:
@@ -163,7 +196,7 @@ def _without_lines_matching(ignore: _Ignore, directory: str) -> _Ignore | None:
         for p in ignore.spec.patterns
         if p.include is None or not any(p.match_file(a) is not None for a in ancestors)
     ]
-    return _Ignore(ignore.base, pathspec.GitIgnoreSpec(kept)) if kept else None
+    return _Ignore.of(ignore.base, pathspec.GitIgnoreSpec(kept)) if kept else None
 
 
 def _ignored(ignores: Sequence[_Ignore], path: str, is_dir: bool) -> bool:
@@ -175,7 +208,7 @@ def _ignored(ignores: Sequence[_Ignore], path: str, is_dir: bool) -> bool:
         relative = path[len(ignore.base) + 1 :].replace(os.sep, "/")
         if is_dir:
             relative += "/"
-        verdict = ignore.spec.check_file(relative).include
+        verdict = ignore.verdict(relative)
         if verdict is not None:
             return verdict
     return False

@@ -39,10 +39,17 @@ def test_an_entry_is_found_again_under_the_same_key(tmp_path: Path) -> None:
 def test_no_entry_survives_a_change_to_any_part_of_its_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
-    _stored(tmp_path)
+    # The tool is a copy of the package, so that one of its files can change below.
+    package = tmp_path / "package"
+    shutil.copytree(cache._PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    digest = cache.tool_digest.__wrapped__  # not cached: the files change below
+    monkeypatch.setattr(cache, "tool_digest", lambda: digest(package))
+    _, key = _stored(tmp_path)
     directory = str(tmp_path / "cache")
     data, path, context = b"old = 1\n", "/src/a.py", "keeps:x"
     settings = {"target": "qnn-passes", "line_length": 88}
+    unchanged = Cache(directory, **settings)  # type: ignore[arg-type]
+    assert unchanged.key(data, path, context) == key  # the control: same parts, same key
     if change == "bytes":
         data = b"old = 2\n"
     elif change == "path":
@@ -55,15 +62,9 @@ def test_no_entry_survives_a_change_to_any_part_of_its_key(
         settings["line_length"] = 100
     elif change == "python":
         monkeypatch.setattr(cache.sys, "version_info", SimpleNamespace(major=3, minor=12))
-    else:
-        # A copy of the package with one file changed: the rule's code, or the deprecation data.
-        package = tmp_path / "package"
-        shutil.copytree(cache._PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    else:  # one file of the tool: the rule's code, or the deprecation data
         edited = package / ("engine.py" if change == "tool source" else "data/deprecations.toml")
-        digest = cache.tool_digest.__wrapped__  # not cached: the files change below
-        assert digest(package) == cache.tool_digest()  # same files, same digest
         edited.write_bytes(edited.read_bytes() + b"\n# changed\n")
-        monkeypatch.setattr(cache, "tool_digest", lambda: digest(package))
     store = Cache(directory, **settings)  # type: ignore[arg-type]
     assert store.get(store.key(data, path, context)) is None
 

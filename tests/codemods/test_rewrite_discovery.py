@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pathspec
 import pytest
 
 from qnn_migrate.codemods import discovery
@@ -133,3 +134,44 @@ def test_an_unreadable_directory_is_an_error_naming_it(
     assert found.errors == [
         (str(tmp_path / "locked"), "directory cannot be read (Permission denied)")
     ]
+
+
+def test_the_one_expression_prefilter_agrees_with_pathspec_everywhere() -> None:
+    lines = [
+        "# comment",
+        "",
+        "build/",
+        "*.log",
+        "!keep.log",
+        "/top.py",
+        "a/**/b.py",
+        "doc?/",
+        "[ab]*.py",
+        "\\#hash.py",
+        "trailing\\ ",
+        "**/deep",
+    ]
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    fast = discovery._Ignore.of("/r", spec)
+    assert fast.any_line is not None  # the prefilter is in use
+    names = [
+        "build",
+        "x.log",
+        "keep.log",
+        "top.py",
+        "b.py",
+        "docs",
+        "a.py",
+        "#hash.py",
+        "deep",
+        "c.py",
+    ]
+    paths = [
+        f"{prefix}{name}{suffix}"
+        for prefix in ("", "a/", "a/x/", "sub/dir/")
+        for name in names
+        for suffix in ("", "/", "/z.py")
+    ]
+    verdicts = {p: spec.check_file(p).include for p in paths}
+    assert {fast.verdict(p) for p in paths} >= {True, False, None}
+    assert {p: fast.verdict(p) for p in paths} == verdicts
