@@ -87,10 +87,33 @@ class Unfixable:
 
 
 OTHER_FUNCTION = f"this calls a different {OLD} ({{where}}), not ExecuTorch's; left alone"
+BOUND_AT_RUN_TIME = (
+    f"here {OLD} is what line {{line}} binds ({{what}}), not an import of ExecuTorch's "
+    "function, so what it calls is only known at run time; left alone. If it is ExecuTorch's, "
+    "import it by its full name (from executorch.backends.qualcomm.utils.utils import ...), "
+    "then run again"
+)
 UNRESOLVED = (
     f"cannot tell where this {OLD} comes from (a star import, a relative import, or a name "
     "defined elsewhere at run time); left alone. Import it by its full name "
     "(from executorch.backends.qualcomm.utils.utils import ...), then run again"
+)
+OLD_COMMENT = (
+    f"this comment above a rewritten call names {OLD}; update it if it describes the old call"
+)
+AVAILABILITY_CHECK = (
+    f"this tests whether {OLD} could be imported; the test stays, and so does the old "
+    "import it needs. Test a name of the new imports instead (with an `except ImportError:` "
+    "fallback of `None` for it), then remove the old import"
+)
+AVAILABILITY_REWRITTEN = (
+    f"this test of whether {OLD} could be imported now tests {{new}}, which the new imports "
+    "bind in the same `try` (its `except` clause sets it to None instead)"
+)
+IMPORTS_BEFORE_OLD = (
+    f"the new imports go before the import of {OLD} in this `try`: that import stays (the "
+    "name is still used), and when ExecuTorch drops the name it must not take the new imports "
+    "with it. An import sorter would move them after it; keep them before"
 )
 KEPT_IMPORT = (
     f"the import of {OLD} stays although this file no longer calls it: {{why}}; remove it "

@@ -24,11 +24,15 @@ class RewritePlan:
     """Everything a rule wants changed in one module."""
 
     calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
+    # names replaced by others (an availability test moved to the new import's name)
+    names: dict[cst.Name, cst.Name] = field(default_factory=dict)
     # small statement -> (its rewrite, the temporary name of the call's result or None)
     statements: dict[cst.BaseSmallStatement, tuple[StatementRewrite, str | None]] = field(
         default_factory=dict
     )
     remove_aliases: set[cst.ImportAlias] = field(default_factory=set)
+    # whole small statements to drop (``m = importlib.import_module(...)`` no longer used)
+    remove_statements: set[cst.BaseSmallStatement] = field(default_factory=set)
     # new import statements after a given statement: the last of the module's leading
     # imports, or the old import when it sits inside a function, a try or an if
     imports_after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
@@ -51,8 +55,10 @@ class RewritePlan:
         """Every node whose leave hook has work to do."""
         return [
             *self.calls,
+            *self.names,
             *self.statements,
             *self.remove_aliases,
+            *self.remove_statements,
             *self.imports_after,
             *self.imports_before,
             *self.imports_merged,
@@ -120,10 +126,25 @@ class ApplyPlan(cst.CSTTransformer):
             return updated_node
         return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
 
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        replacement = self.plan.names.get(original_node)
+        if replacement is None:
+            return updated_node
+        return updated_node.with_changes(value=replacement.value)
+
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
         statements: list[cst.BaseStatement] = []
+        if any(small in self.plan.remove_statements for small in original_node.body):
+            kept = [
+                new
+                for old, new in zip(original_node.body, updated_node.body, strict=True)
+                if old not in self.plan.remove_statements
+            ]
+            if kept:
+                kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            updated_node = updated_node.with_changes(body=kept)
         before = self.plan.imports_before.get(original_node)
         marker = self.plan.import_comments.get(original_node)
         if before:

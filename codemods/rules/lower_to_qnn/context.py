@@ -52,6 +52,8 @@ class FileContext:
     module_text: str | None = None  # the whole file, when ``tree`` is an excerpt of it
     source: str | None = None  # the exact text ``tree`` was parsed from
     report: findings.Report = field(default_factory=findings.Report)
+    # `<old name> is None` / `is not None` tests of a name ExecuTorch's import binds
+    availability_checks: list[cst.Name] = field(default_factory=list)
     index: TreeIndex = field(init=False)
     _scopes: Mapping[cst.CSTNode, Scope | None] | None = field(default=None, init=False)
 

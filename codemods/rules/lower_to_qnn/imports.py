@@ -22,6 +22,7 @@ from qnn_migrate.codemods.reexports import imported_here
 from qnn_migrate.codemods.rewrite_plan import ImportItem, RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import binding_names, bound_name
+from qnn_migrate.codemods.rules.lower_to_qnn.sites import except_fallbacks, module_object
 from qnn_migrate.codemods.targets.site import NameAllocator
 
 # Module names (file name without ``.py``) that usually re-export a package's public names.
@@ -113,6 +114,10 @@ def import_placement(ctx: FileContext, func: cst.BaseExpression) -> cst.SimpleSt
     scope = ctx.scope_metadata(base)
     if scope is None:
         return None
+    loader = module_object(ctx, func)
+    if loader is not None:
+        statement = ctx.parent(loader)  # the new imports replace `m = import_module(...)`
+        return statement if isinstance(statement, cst.SimpleStatementLine) else None
     for assignment in scope[base.value]:
         if isinstance(assignment, Assignment) and isinstance(
             assignment.node, cst.Import | cst.ImportFrom
@@ -156,15 +161,6 @@ def plan_imports(
                     by_module.setdefault((module, last), set()).add(item)
             continue
         by_module.setdefault((module, None), set()).add(item)
-    for (module, placement), items in by_module.items():
-        if placement is None:
-            block: list[cst.BaseStatement] = list(tree.body)
-            region = top
-        else:
-            parent = ctx.parent(placement)
-            block = list(parent.body) if isinstance(parent, cst.IndentedBlock | cst.Module) else []
-            region = _import_run(block, placement)
-        _place(ctx, plan, module, items, block, region, placement)
     name = ctx.deprecation.name
     why = reexport_reason(ctx)
     for alias in _unused_aliases(ctx, rewritten_funcs):
@@ -176,8 +172,40 @@ def plan_imports(
             ctx.note(alias, findings.KEPT_IMPORT.format(why=why))
         else:
             plan.remove_aliases.add(alias)
+    for (module, placement), items in by_module.items():
+        if placement is None:
+            block: list[cst.BaseStatement] = list(tree.body)
+            region = top
+        else:
+            parent = ctx.parent(placement)
+            block = list(parent.body) if isinstance(parent, cst.IndentedBlock | cst.Module) else []
+            region = _import_run(block, placement)
+        _place(ctx, plan, module, items, block, region, placement)
     removed = {n for a in plan.remove_aliases for n in binding_names(a)}
+    for loader, name in _unused_loaders(ctx, rewritten_funcs):
+        plan.remove_statements.add(loader)
+        removed.add(name)
     return frozenset(removed | {n.split(".")[0] for n in removed})
+
+
+def _unused_loaders(
+    ctx: FileContext, rewritten_funcs: list[cst.BaseExpression]
+) -> list[tuple[cst.Assign, str]]:
+    """``m = importlib.import_module("...")`` statements whose every use was a call this run
+    rewrote, with the name they bind."""
+    rewritten = {func.value for func in rewritten_funcs if isinstance(func, cst.Attribute)}
+    found: dict[cst.Assign, str] = {}
+    for func in rewritten_funcs:
+        loader = module_object(ctx, func)
+        if loader is None or loader in found or not isinstance(func, cst.Attribute):
+            continue
+        assert isinstance(func.value, cst.Name)
+        scope = ctx.scope_metadata(func.value)
+        assignments = list(scope[func.value.value]) if scope is not None else []
+        references = [r.node for a in assignments for r in a.references]
+        if references and all(r in rewritten for r in references):
+            found[loader] = func.value.value
+    return list(found.items())
 
 
 def _import_run(
@@ -250,7 +278,7 @@ def _section(
             for m in _modules(s)
         )
     ]
-    if stdlib and stdlib[-1] is not groups[-1]:
+    if stdlib:
         return None, stdlib[-1][-1]
     return (groups[-1], None) if groups else (None, None)
 
@@ -278,6 +306,11 @@ def _place(
 ) -> None:
     """Plan the new imports from ``module``: merged into an import of the same module in the
     section, else at their sorted place in it."""
+    if placement is not None and _old_import_stays_in_try(ctx, plan, placement):
+        if placement not in plan.imports_before:
+            ctx.note(placement, findings.IMPORTS_BEFORE_OLD)
+        plan.imports_before.setdefault(placement, set()).update(items)
+        return
     straight = {item for item in items if not item[1]}
     from_items = items - straight
     groups = _groups(region)
@@ -323,6 +356,61 @@ def _place(
         else:
             plan.imports_after.setdefault(group[-1], set()).update(chosen)
             _carry_noqa(plan, group[-1])
+
+
+def _old_import_stays_in_try(
+    ctx: FileContext, plan: RewritePlan, statement: cst.SimpleStatementLine
+) -> bool:
+    """True if ``statement``, in the body of a ``try``, still imports the old name after the
+    rewrite."""
+    block = ctx.parent(statement)
+    if not (isinstance(block, cst.IndentedBlock) and isinstance(ctx.parent(block), cst.Try)):
+        return False
+    name = ctx.deprecation.name
+    return any(
+        isinstance(small, cst.Import | cst.ImportFrom)
+        and not isinstance(small.names, cst.ImportStar)
+        and any(
+            alias.evaluated_name.split(".")[-1] == name and alias not in plan.remove_aliases
+            for alias in small.names
+        )
+        for small in statement.body
+    )
+
+
+def plan_availability(
+    ctx: FileContext,
+    names: ImportNames,
+    rewritten_funcs: list[cst.BaseExpression],
+    plan: RewritePlan,
+) -> None:
+    """``<old name> is None`` tests of an optional import, once its calls are rewritten.
+
+    When the old import sits in a ``try`` whose ``except`` sets the name to None, and the new
+    imports go into that same ``try``, the test and the fallback move to the new
+    ``to_edge_transform_and_lower``: it is None exactly when that ``try`` failed. Otherwise the
+    test is reported and keeps the old import.
+    """
+    key = ("executorch.exir", "to_edge_transform_and_lower")
+    new = names.names.get(key)
+    for check in ctx.availability_checks:
+        fallbacks = except_fallbacks(ctx, check)
+        placement = import_placement(ctx, check)
+        same_try = (
+            new is not None
+            and placement is not None
+            and ctx.inside(placement, cst.Try)
+            and placement in names.imports.get((*key, new), set())
+        )
+        if not fallbacks or not same_try:
+            ctx.leave(check, findings.AVAILABILITY_CHECK)
+            continue
+        assert new is not None
+        plan.names[check] = cst.Name(new)
+        for fallback in fallbacks:
+            plan.names[fallback] = cst.Name(new)
+        rewritten_funcs.append(check)
+        ctx.note(check, findings.AVAILABILITY_REWRITTEN.format(new=f"`{new}`"))
 
 
 def _carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:

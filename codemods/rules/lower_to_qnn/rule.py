@@ -19,7 +19,7 @@ from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec, catalog, 
 from qnn_migrate.codemods.rewrite_plan import ApplyPlan, RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn import sites
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext, RuleOptions
-from qnn_migrate.codemods.rules.lower_to_qnn.imports import plan_imports
+from qnn_migrate.codemods.rules.lower_to_qnn.imports import plan_availability, plan_imports
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import find_mentions
 from qnn_migrate.codemods.rules.lower_to_qnn.shapes import SiteWriter
 from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
@@ -134,13 +134,16 @@ class LowerToQnn:
                 )
             writer.plan_site(call, bound, where, plan)
 
-        ctx.report.unfixable.sort()
         footprint = Footprint(
             class_level_sites=writer.class_level_sites,
             import_names=frozenset(writer.imports.bases),
         )
         if plan.is_empty():
+            for check in ctx.availability_checks:
+                ctx.leave(check, findings.AVAILABILITY_CHECK)
+            ctx.report.unfixable.sort()
             return RuleResult(None, ctx.report, footprint, skipped="nothing to rewrite")
+        plan_availability(ctx, writer.imports, writer.rewritten_funcs, plan)
         removed = plan_imports(ctx, writer.imports, writer.rewritten_funcs, found.exported, plan)
         ctx.report.unfixable.sort()
         footprint = Footprint(writer.class_level_sites, removed, frozenset(writer.imports.bases))

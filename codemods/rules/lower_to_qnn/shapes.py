@@ -12,6 +12,7 @@ import re
 
 import libcst as cst
 
+from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.call_binding import BoundCall
 from qnn_migrate.codemods.knowledge import Knowledge
 from qnn_migrate.codemods.layout import Printer, Source
@@ -129,8 +130,20 @@ class SiteWriter:
         for item in pending:
             self.imports.record(item, placement)
         self.rewritten_funcs.append(call.func)
+        self._note_comments(where.statement)
         ctx.report.rewritten += 1
         ctx.report.rewritten_at.append((position.line, position.column))
+
+    def _note_comments(self, statement: cst.BaseStatement) -> None:
+        """Comments right above the rewritten statement that name the old API: they describe
+        code that is gone, so they are listed for the user to update."""
+        lines = getattr(statement, "leading_lines", ())
+        old = self.ctx.deprecation.name
+        first = self.ctx.line(statement) - len(lines)
+        for offset, line in enumerate(lines):
+            if line.comment is not None and old in line.comment.value:
+                column = len(self.indent_of(first + offset))
+                self.ctx.report.note(first + offset, findings.OLD_COMMENT, column)
 
 
 def _relative(line_ws: str, statement_ws: str) -> str:

@@ -77,6 +77,8 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
     deprecation = ctx.deprecation
     qualified = ctx.qualified(node)
     ours = {q for q in qualified if q.name in deprecation.qualified_names}
+    if not ours and module_object(ctx, node) is not None:
+        ours = qualified  # `m = importlib.import_module("executorch...utils")`; `m.f(...)`
     is_call = isinstance(parent, cst.Call) and parent.func is node
     if not ours:
         if not is_call:
@@ -85,8 +87,13 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
             receiver = ctx.tree.code_for_node(node.value)
             ctx.leave(node, findings.OTHER_OBJECT.format(receiver=receiver))
         elif qualified:
-            where = ", ".join(sorted(_describe(q) for q in qualified))
-            ctx.leave(node, findings.OTHER_FUNCTION.format(where=where))
+            binding = _bound_at_run_time(ctx, node)
+            if binding is not None:
+                line, what = binding
+                ctx.leave(node, findings.BOUND_AT_RUN_TIME.format(line=line, what=what))
+            else:
+                where = ", ".join(sorted(_describe(q) for q in qualified))
+                ctx.leave(node, findings.OTHER_FUNCTION.format(where=where))
         else:
             ctx.leave(node, findings.UNRESOLVED)
         return None
@@ -96,7 +103,10 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
             ctx.leave(node, findings.AMBIGUOUS.format(other=other))
             return None
     if not is_call:
-        ctx.leave(node, findings.AS_VALUE.format(how=_how_used(parent, node)))
+        if isinstance(node, cst.Name) and _is_none_test(parent, node):
+            ctx.availability_checks.append(node)  # decided once the calls are planned
+        else:
+            ctx.leave(node, findings.AS_VALUE.format(how=_how_used(parent, node)))
         return None
     assert isinstance(parent, cst.Call)
     bound = bind_call(parent, deprecation.parameters)
@@ -116,6 +126,116 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
         ctx.leave(node, findings.BAD_CALL.format(problem=problem))
         return None
     return parent, bound
+
+
+def _is_none_test(parent: cst.CSTNode | None, node: cst.Name) -> bool:
+    """``node is None`` or ``node is not None``: a test of whether an import succeeded."""
+    return (
+        isinstance(parent, cst.Comparison)
+        and parent.left is node
+        and len(parent.comparisons) == 1
+        and isinstance(parent.comparisons[0].operator, cst.Is | cst.IsNot)
+        and isinstance(parent.comparisons[0].comparator, cst.Name)
+        and parent.comparisons[0].comparator.value == "None"
+    )
+
+
+def except_fallbacks(ctx: FileContext, name: cst.Name) -> list[cst.Name] | None:
+    """The targets of ``<name> = None`` in ``except`` clauses that bind ``name`` besides its
+    import; None when something else binds it too."""
+    scope = ctx.scope_metadata(name)
+    if scope is None:
+        return None
+    found = []
+    for assignment in scope[name.value]:
+        node = assignment.node if isinstance(assignment, Assignment) else None
+        if isinstance(node, cst.Import | cst.ImportFrom):
+            continue
+        target = ctx.parent(node) if node is not None else None
+        assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if not (
+            isinstance(node, cst.Name)
+            and isinstance(assign, cst.Assign)
+            and isinstance(assign.value, cst.Name)
+            and assign.value.value == "None"
+            and ctx.inside(assign, cst.ExceptHandler)
+        ):
+            return None
+        found.append(node)
+    return found
+
+
+def module_object(ctx: FileContext, node: cst.CSTNode) -> cst.Assign | None:
+    """For ``m.<old name>`` where ``m`` is bound once, by ``m = importlib.import_module("M")``
+    with a literal ExecuTorch module that provides the old name: that assignment."""
+    if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        return None
+    scope = ctx.scope_metadata(node.value)
+    if scope is None:
+        return None
+    assignments = list(scope[node.value.value])
+    if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
+        return None
+    target = ctx.parent(assignments[0].node)
+    assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    call = assign.value
+    if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None):
+        return None
+    literal = call.args[0].value
+    if not isinstance(literal, cst.SimpleString) or not isinstance(literal.evaluated_value, str):
+        return None
+    if not any(q.name == "importlib.import_module" for q in ctx.qualified(call.func)):
+        return None
+    if f"{literal.evaluated_value}.{node.attr.value}" not in ctx.deprecation.qualified_names:
+        return None
+    return assign
+
+
+def _bound_at_run_time(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[int, str] | None:
+    """(line, what) when the name is bound in this file by an assignment rather than a
+    ``def``/``class`` (``f = runtime["f"]``, ``a, f = helpers()``): nothing is defined here,
+    the value is only known at run time."""
+    if not isinstance(node, cst.Name):
+        return None
+    scope = ctx.scope_metadata(node)
+    if scope is None:
+        return None
+    found: list[tuple[int, str]] = []
+    for assignment in scope[node.value]:
+        binder = assignment.node if isinstance(assignment, Assignment) else None
+        if binder is None or isinstance(
+            binder, cst.FunctionDef | cst.ClassDef | cst.Import | cst.ImportFrom
+        ):
+            return None  # defined or imported (or a builtin): the plain message fits
+        found.append((ctx.line(binder), _what_binds(ctx, binder)))
+    return min(found) if found else None
+
+
+def _what_binds(ctx: FileContext, binder: cst.CSTNode) -> str:
+    """In words, what gives a name its value: ``an item of `runtime```, ...."""
+    walk = ctx.parent(binder)
+    unpacked = False
+    while isinstance(walk, cst.Tuple | cst.List | cst.Element | cst.StarredElement):
+        unpacked = True
+        walk = ctx.parent(walk)
+    if isinstance(walk, cst.AssignTarget):
+        walk = ctx.parent(walk)
+    value = walk.value if isinstance(walk, cst.Assign | cst.AnnAssign) else None
+    if value is None:
+        return "a loop variable, parameter or other binding"
+    code = _short(ctx.tree.code_for_node(value))
+    if unpacked:
+        return f"unpacked from `{code}`"
+    if isinstance(value, cst.Subscript):
+        return f"an item of `{_short(ctx.tree.code_for_node(value.value))}`"
+    return f"the value of `{code}`"
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 40 else code[:37] + "..."
 
 
 def _other_binding(ctx: FileContext, node: cst.Name | cst.Attribute) -> str | None:
