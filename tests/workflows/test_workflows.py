@@ -1,4 +1,9 @@
-"""The workflows in .github/workflows: schema, zizmor, shell syntax, and the lock-down rules.
+"""The workflows: schema, zizmor, shell syntax, and the lock-down rules.
+
+Three kinds of file: this repository's own workflows (``.github/workflows``: ci, and the
+reusable ``qnn-bot-*.yml`` an adopting repository calls), the composite action of the
+device job (``.github/actions/run-shard``), and the caller templates an adopting
+repository copies (``.github/adopt/workflows``).
 
 actionlint is not installed here (its PyPI wrapper downloads the binary at build time,
 which cannot work offline), so three checks stand in for it: GitHub's workflow JSON schema
@@ -23,6 +28,9 @@ from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
+ADOPT = ROOT / ".github" / "adopt" / "workflows"
+ACTIONS = ROOT / ".github" / "actions"
+DEVICE_RUNS_ON = ["self-hosted", "qnn", "${{ matrix.label }}"]
 BIN = Path(sys.executable).parent
 PINNED_RE = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 EXPR_RE = re.compile(r"\$\{\{(.*?)\}\}", re.S)
@@ -46,13 +54,24 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def workflows() -> dict[str, dict[str, Any]]:
-    return {p.name: load(p) for p in sorted(WORKFLOWS.glob("*.yml"))}
+    """This repository's workflows and the adopter's callers (by file name; none shared)."""
+    files = [*sorted(WORKFLOWS.glob("*.yml")), *sorted(ADOPT.glob("*.yml"))]
+    docs = {p.name: load(p) for p in files}
+    assert len(docs) == len(files), "a caller template shares a name with a workflow here"
+    return docs
+
+
+def actions() -> dict[str, dict[str, Any]]:
+    return {p.parent.name: load(p) for p in sorted(ACTIONS.glob("*/action.yml"))}
 
 
 def steps(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     for name, job in doc.get("jobs", {}).items():
         for step in job.get("steps", []):
             yield name, job, step
+    if "runs" in doc:  # a composite action
+        for step in doc["runs"].get("steps", []):
+            yield "action", {}, step
 
 
 def is_device_job(job: dict[str, Any]) -> bool:
@@ -73,7 +92,13 @@ def lockdown_problems(name: str, doc: dict[str, Any]) -> list[str]:
             out.append(f"{where}: permissions must be a mapping, granted per job")
         elif any(v == "write" and k in ("id-token", "packages") for k, v in perms.items()):
             out.append(f"{where}: never needs {perms}")
-        if is_device_job(job):
+        if "uses" in job:  # a call of a reusable workflow
+            uses = str(job["uses"])
+            if not uses.startswith("./") and not PINNED_RE.match(uses):
+                out.append(f"{where}: {uses} is not pinned to a commit SHA")
+            if "secrets" in job:
+                out.append(f"{where}: a called workflow gets no secrets")
+        elif is_device_job(job):
             text = repr(job)
             if perms != {}:
                 out.append(f"{where}: a device job gets permissions {{}}")
@@ -81,8 +106,8 @@ def lockdown_problems(name: str, doc: dict[str, Any]) -> list[str]:
                 out.append(f"{where}: a device job gets no secrets and no token")
             if job.get("strategy", {}).get("fail-fast") is not False:
                 out.append(f"{where}: a device matrix needs fail-fast: false")
-            if job.get("runs-on") != ["self-hosted", "qnn", "${{ matrix.soc }}"]:
-                out.append(f"{where}: runs-on must be [self-hosted, qnn, <soc>]")
+            if job.get("runs-on") != DEVICE_RUNS_ON:
+                out.append(f"{where}: runs-on must be [self-hosted, qnn, <label>]")
         elif not str(job.get("runs-on", "")).startswith("ubuntu-"):
             out.append(f"{where}: non-device jobs run on GitHub-hosted runners")
     for job_name, _job, step in steps(doc):
@@ -104,10 +129,28 @@ def lockdown_problems(name: str, doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def action_problems(name: str, doc: dict[str, Any]) -> list[str]:
+    """A composite action's steps obey the same rules as a workflow's."""
+    out: list[str] = []
+    if doc.get("runs", {}).get("using") != "composite":
+        out.append(f"{name}: only composite actions here")
+    for _, _, step in steps(doc):
+        where = f"{name}:{step.get('name', '?')}"
+        if "run" in step and "${{" in step["run"]:
+            out.append(f"{where}: expressions inside run: (pass them through env:)")
+        uses = step.get("uses")
+        if uses and not PINNED_RE.match(uses):
+            out.append(f"{where}: {uses} is not pinned to a commit SHA")
+        if "secrets." in repr(step) or "github.token" in repr(step):
+            out.append(f"{where}: the device job's action gets no secrets and no token")
+    return out
+
+
 def all_run_scripts() -> list[tuple[str, str]]:
+    sources = {**workflows(), **{f"action {k}": v for k, v in actions().items()}}
     return [
         (f"{name}:{job}:{step.get('name')}", step["run"])
-        for name, doc in workflows().items()
+        for name, doc in sources.items()
         for job, _, step in steps(doc)
         if "run" in step
     ]
@@ -126,13 +169,26 @@ def run_zizmor(target: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_zizmor_on(*targets: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "zizmor"), "--offline", "--persona", "pedantic", "--no-progress"]
+        + [str(t) for t in targets],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_zizmor_finds_nothing() -> None:
-    proc = run_zizmor(WORKFLOWS)
+    # zizmor reads .github/workflows and action folders by layout; the templates by name.
+    proc = run_zizmor_on(WORKFLOWS, ACTIONS, *sorted(ADOPT.glob("*.yml")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # The one reviewed exception: issue_comment is the trigger issue 5 asks for.
+    assert "qnn-device-tests.yml" in proc.stderr and "run-shard/action.yml" in proc.stderr
+    # The one reviewed exception: issue_comment is the trigger the bot is built on.
     ignores = [
         (p.name, line.strip())
-        for p in WORKFLOWS.glob("*.yml")
+        for p in [*WORKFLOWS.glob("*.yml"), *ADOPT.glob("*.yml"), *ACTIONS.glob("*/action.yml")]
         for line in p.read_text().splitlines()
         if "zizmor: ignore" in line
     ]
@@ -146,7 +202,7 @@ def test_zizmor_finds_nothing() -> None:
 
 def test_zizmor_catches_template_injection(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
-    text = (WORKFLOWS / "qnn-command.yml").read_text()
+    text = (WORKFLOWS / "qnn-bot-command.yml").read_text()
     bad.write_text(
         text.replace(
             "run: qnn-migrate bot on-event --event-name issue_comment",
@@ -159,7 +215,7 @@ def test_zizmor_catches_template_injection(tmp_path: Path) -> None:
 
 def test_workflows_match_githubs_schema(tmp_path: Path) -> None:
     files = sorted(str(p) for p in WORKFLOWS.glob("*.yml"))
-    assert len(files) == 3, files
+    assert len(files) >= 3, files  # every workflow, the optional ones included
     cmd = [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows"]
     proc = subprocess.run([*cmd, *files], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -184,7 +240,17 @@ def test_run_scripts_parse_as_bash(where: str, script: str) -> None:
 
 def test_every_workflow_is_locked_down() -> None:
     problems = [p for name, doc in workflows().items() for p in lockdown_problems(name, doc)]
+    problems += [p for name, doc in actions().items() for p in action_problems(name, doc)]
     assert problems == []
+
+
+def test_the_action_check_catches_breaches() -> None:
+    doc = copy.deepcopy(actions()["run-shard"])
+    doc["runs"]["steps"][1]["run"] = 'echo "${{ inputs.shard }}"'
+    doc["runs"]["steps"][2]["uses"] = "actions/upload-artifact@v7"
+    found = action_problems("run-shard", doc)
+    assert any("expressions inside run" in p for p in found)
+    assert any("not pinned" in p for p in found)
 
 
 @pytest.mark.parametrize(
@@ -206,7 +272,7 @@ def test_every_workflow_is_locked_down() -> None:
             "fail-fast: false",
         ),
         (
-            lambda d: d["jobs"]["devices"]["steps"][3].update(run='echo "${{ inputs.shards }}"'),
+            lambda d: d["jobs"]["devices"]["steps"][2].update(run='echo "${{ inputs.shards }}"'),
             "expressions inside run",
         ),
         (
@@ -216,10 +282,20 @@ def test_every_workflow_is_locked_down() -> None:
             "persist-credentials: false",
         ),
         (
-            lambda d: d["jobs"]["plan"]["steps"][0].update(uses="actions/checkout@v7"),
+            lambda d: d["jobs"]["devices"]["steps"][0].update(uses="actions/checkout@v7"),
             "not pinned",
         ),
-        (lambda d: d["jobs"]["report"].update({"runs-on": "self-hosted"}), "gets permissions {}"),
+        (
+            lambda d: d["jobs"]["plan"].update(
+                uses="qnn-lab/qnn-migrate/.github/workflows/qnn-bot-plan.yml@main"
+            ),
+            "not pinned",
+        ),
+        (lambda d: d["jobs"]["report"].update(secrets="inherit"), "gets no secrets"),
+        (
+            lambda d: d["jobs"]["devices"].update({"runs-on": ["self-hosted", "sm8650"]}),
+            "runs-on must be",
+        ),
     ],
 )
 def test_the_lockdown_check_catches_breaches(breakage: Any, expected: str) -> None:
@@ -228,19 +304,88 @@ def test_the_lockdown_check_catches_breaches(breakage: Any, expected: str) -> No
     assert any(expected in p for p in lockdown_problems("qnn-device-tests.yml", doc))
 
 
-def test_command_workflow_only_parses_and_dispatches() -> None:
-    doc = workflows()["qnn-command.yml"]
-    assert doc["on"] == {"issue_comment": {"types": ["created"]}}
-    (job,) = doc["jobs"].values()
-    assert job["runs-on"].startswith("ubuntu-")
-    assert job["permissions"]["actions"] == "write"  # workflow_dispatch
-    assert set(job["permissions"].values()) <= {"read", "write"}
-    # The PR's code is never checked out: the only checkout is the default branch.
-    checkouts = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")]
-    assert [c["with"] for c in checkouts] == [{"persist-credentials": False}]
-    runs = [s["run"] for s in job["steps"] if "run" in s]
-    assert runs[-1] == "qnn-migrate bot on-event --event-name issue_comment"
-    assert "github.event.comment.body" not in repr(job["steps"])
+def command_lane_problems(jobs: dict[str, Any]) -> list[str]:
+    """Can a later comment drop a pending command of someone who may start runs?
+
+    A concurrency group keeps one pending run and cancels the older one unless it says
+    ``queue: max``; so every job that runs ``on-event`` for commenters who may start runs
+    must queue that way (or be in no group), and no job before it may sit in a group that
+    any comment enters.
+    """
+    out: list[str] = []
+    for name, job in jobs.items():
+        runs = [s.get("run", "") for s in job.get("steps", [])]
+        group = job.get("concurrency")
+        if any("bot on-event" in r for r in runs):
+            trusted_lane = "trusted == 'true'" in str(job.get("if", ""))
+            if isinstance(group, dict) and group.get("cancel-in-progress"):
+                out.append(f"{name}: cancels a command in progress")
+            if (
+                trusted_lane
+                and group is not None
+                and (not isinstance(group, dict) or group.get("queue") != "max")
+            ):
+                out.append(f"{name}: a pending command of a maintainer can be dropped")
+            if not trusted_lane and "gate" not in (job.get("needs") or []):
+                out.append(f"{name}: every comment enters this lane's group, maintainers' too")
+        elif group is not None:
+            out.append(f"{name}: a job every comment reaches sits in a concurrency group")
+    return out
+
+
+def test_no_command_from_someone_who_may_start_runs_is_dropped() -> None:
+    doc = workflows()["qnn-bot-command.yml"]
+    assert doc["on"] == {"workflow_call": doc["on"]["workflow_call"]}
+    jobs = doc["jobs"]
+    assert command_lane_problems(jobs) == []
+    assert "concurrency" not in jobs["gate"]
+    assert jobs["command"]["needs"] == "gate" and jobs["others"]["needs"] == "gate"
+    assert jobs["command"]["concurrency"]["queue"] == "max"
+    gate_runs = [s["run"] for s in jobs["gate"]["steps"] if "run" in s]
+    assert gate_runs[-1].startswith("qnn-migrate bot gate ")
+
+
+def test_the_lane_check_flags_the_one_group_for_every_comment() -> None:
+    # The shape before: one job, one per-PR group, the default queue of one pending run.
+    old = {
+        "command": {
+            "concurrency": {"group": "qnn-command-${{ github.event.issue.number }}"},
+            "steps": [{"run": "qnn-migrate bot on-event --event-name issue_comment"}],
+        }
+    }
+    assert command_lane_problems(old) == [
+        "command: every comment enters this lane's group, maintainers' too"
+    ]
+    no_queue = copy.deepcopy(workflows()["qnn-bot-command.yml"]["jobs"])
+    del no_queue["command"]["concurrency"]["queue"]
+    assert command_lane_problems(no_queue) == [
+        "command: a pending command of a maintainer can be dropped"
+    ]
+
+
+def test_command_workflows_only_parse_and_dispatch() -> None:
+    caller = workflows()["qnn-command.yml"]
+    assert caller["on"] == {"issue_comment": {"types": ["created"]}}
+    (call,) = caller["jobs"].values()
+    assert call["uses"].startswith("qnn-lab/qnn-migrate/.github/workflows/qnn-bot-command.yml@")
+    assert call["with"]["bot-ref"] == call["uses"].rsplit("@", 1)[1]
+    assert call["permissions"]["actions"] == "write"  # workflow_dispatch
+    for job in workflows()["qnn-bot-command.yml"]["jobs"].values():
+        assert job["runs-on"].startswith("ubuntu-")
+        assert set(job["permissions"].values()) <= {"read", "write"}
+        # The PR's code is never checked out: the only checkout is the default branch.
+        checkouts = [
+            s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")
+        ]
+        assert [c["with"] for c in checkouts] == [{"persist-credentials": False}]
+        assert "github.event.comment.body" not in repr(job["steps"])
+        installs = [s["run"] for s in job["steps"] if "pip install" in s.get("run", "")]
+        assert installs and all(
+            "git+https://github.com/$BOT_REPOSITORY@$BOT_REF" in i for i in installs
+        )
+        assert all(
+            "pip install" not in i.split("git+")[0].split("install")[-1] + "." for i in installs
+        )
 
 
 def test_device_workflow_shape() -> None:
@@ -251,24 +396,33 @@ def test_device_workflow_shape() -> None:
     group = doc["concurrency"]["group"]
     assert "inputs.pr" in group and doc["concurrency"]["cancel-in-progress"] is True
     jobs = doc["jobs"]
+    # The one job that reaches the runners is defined in this (the adopter's) file.
     assert [n for n, j in jobs.items() if is_device_job(j)] == ["devices"]
     devices = jobs["devices"]
+    assert devices["runs-on"] == DEVICE_RUNS_ON
     assert devices["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
-    checkout = devices["steps"][0]
-    assert checkout["with"]["ref"] == "${{ matrix.shard.sha }}"
+    config, code, run = devices["steps"]
+    assert config["with"]["sparse-checkout"] == ".github" and "ref" not in config["with"]
+    assert code["with"]["ref"] == "${{ matrix.shard.sha }}"
+    assert code["with"]["path"] == "executorch"
+    assert run["uses"].startswith("qnn-lab/qnn-migrate/.github/actions/run-shard@")
+    pins = {jobs["plan"]["uses"], jobs["report"]["uses"], run["uses"]}
+    assert len({p.rsplit("@", 1)[1] for p in pins}) == 1  # one qnn-migrate version
     assert "always()" in jobs["report"]["if"] and "devices" in jobs["report"]["needs"]
-    assert "always()" in jobs["nightly"]["if"] and "schedule" in jobs["nightly"]["if"]
-    assert jobs["nightly"]["permissions"] == {"contents": "write", "issues": "write"}
-    assert "workflow_dispatch" in jobs["report"]["if"]
+    report = workflows()["qnn-bot-report.yml"]["jobs"]
+    assert "schedule" in report["nightly"]["if"]
+    assert report["nightly"]["permissions"] == {"contents": "write", "issues": "write"}
+    assert "workflow_dispatch" in report["report"]["if"]
     # Device results are uploaded even when tests fail.
-    upload = [s for s in devices["steps"] if "upload-artifact" in str(s.get("uses"))]
+    action = actions()["run-shard"]["runs"]["steps"]
+    upload = [s for s in action if "upload-artifact" in str(s.get("uses"))]
     assert upload and upload[0]["if"] == "${{ !cancelled() }}"
 
 
 def test_the_bot_dispatches_this_workflow_with_these_inputs() -> None:
     from qnn_migrate.bot import catalog
 
-    assert (WORKFLOWS / catalog.load().policy.device_workflow).is_file()
+    assert (ADOPT / catalog.load().policy.device_workflow).is_file()
     dispatch = (ROOT / "bot" / "pr" / "dispatch.py").read_text()
     for name in ("pr", "sha", "shards", "comment_id"):
         assert f'"{name}":' in dispatch
@@ -307,6 +461,7 @@ def test_every_bot_command_and_option_the_workflows_use_exists() -> None:
         "run-shard",
         "report",
         "nightly",
+        "gate",
     }
     for name, sub, opts in calls:
         ctx = click.Context(bot)
