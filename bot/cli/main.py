@@ -17,7 +17,7 @@ import click
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import ArtifactError, parse_shards
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.cli import lab, nightly
+from qnn_migrate.bot.cli import adopt, lab, nightly
 from qnn_migrate.bot.cli.common import (
     CATALOG_OPTION,
     EXIT_FAILED,
@@ -427,3 +427,5 @@ bot.add_command(lab.run_shard)
 bot.add_command(lab.device)
 bot.add_command(lab.device_matrix)
 bot.add_command(nightly.nightly_group)
+bot.add_command(adopt.gate)
+bot.add_command(adopt.doctor)

@@ -1,0 +1,127 @@
+"""Commands for a repository that adopts the bot: ``qnn-migrate bot gate`` and ``bot doctor``.
+
+``gate`` routes an ``issue_comment`` to one of two concurrency lanes of the command
+workflow (commenters who may start runs, and everyone else), so that no one can drop a
+maintainer's pending command by commenting. It only routes: it prints ``trusted=false``
+on any doubt and never fails, and the bot authorizes again before it dispatches.
+
+``doctor`` checks the adoption files in the working directory and, with a token, the
+repository's and organization's settings through the REST API; it prints what must be
+checked by hand. Exit 1 when a check failed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import requests
+
+from qnn_migrate.bot import doctor as doctor_mod
+from qnn_migrate.bot.cli.common import EXIT_FAILED, environment, github_session, load_catalog
+from qnn_migrate.bot.github.gateway import GatewayError
+from qnn_migrate.bot.pr import auth
+
+MAX_EVENT_BYTES = 1024 * 1024
+
+
+def _commenter(event_path: Path) -> str | None:
+    try:
+        with open(event_path, "rb") as handle:
+            doc = json.loads(handle.read(MAX_EVENT_BYTES + 1)[:MAX_EVENT_BYTES])
+        login = doc["comment"]["user"]["login"]
+        kind = doc["comment"]["user"].get("type", "User")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not isinstance(login, str) or kind != "User" or login.endswith("[bot]"):
+        return None
+    return login
+
+
+@click.command("gate")
+@click.option(
+    "--event-path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="GITHUB_EVENT_PATH",
+    required=True,
+    help="The issue_comment event payload (default: $GITHUB_EVENT_PATH).",
+)
+@click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False, path_type=Path))
+def gate(event_path: Path, catalog_path: Path | None) -> None:
+    """Print `trusted=true` if the commenter may start runs, else `trusted=false` (never fails)."""
+    trusted = False
+    login = _commenter(event_path)
+    if login is not None:
+        try:
+            catalog = load_catalog(catalog_path)
+            session = github_session()
+            trusted = auth.role_of(session.gateway, catalog.policy, login).may_run
+        except (SystemExit, GatewayError, OSError, ValueError) as exc:
+            click.echo(f"gate: cannot tell ({exc}); the command goes to the second lane", err=True)
+    click.echo(f"trusted={'true' if trusted else 'false'}")
+
+
+class HttpReader:
+    """GET on GitHub's REST API with a token (read-only; the doctor changes nothing)."""
+
+    def __init__(self, api_url: str, token: str | None) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.session = requests.Session()
+        self.session.headers["Accept"] = "application/vnd.github+json"
+        self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def get(self, path: str) -> tuple[int, Any]:
+        try:
+            reply = self.session.get(self.api_url + path, timeout=30)
+        except requests.RequestException as exc:
+            return 0, {"message": str(exc)}
+        try:
+            return reply.status_code, reply.json()
+        except ValueError:
+            return reply.status_code, None
+
+
+@click.command("doctor")
+@click.option(
+    "--repo",
+    default=None,
+    help="owner/name to check through the API (default: $GITHUB_REPOSITORY; none: files only).",
+)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The adopting repository's checkout.",
+)
+def doctor(repo: str | None, root: Path) -> None:
+    """Check this repository's adoption of the bot; list what must be checked by hand.
+
+    Uses $GITHUB_TOKEN (or $GH_TOKEN) for the API checks; an admin token sees the most.
+    """
+    env = environment()
+    checks, catalog = doctor_mod.local_checks(root)
+    repo = repo or env.get("GITHUB_REPOSITORY")
+    if repo and catalog is not None:
+        labels = [soc.runner_labels[-1] for soc in catalog.socs.values() if soc.in_lab]
+        if catalog.simulator is not None and catalog.simulator.runner_labels:
+            labels.append(catalog.simulator.runner_labels[-1])
+        reader = HttpReader(
+            env.get("GITHUB_API_URL", "https://api.github.com"),
+            env.get("GITHUB_TOKEN") or env.get("GH_TOKEN"),
+        )
+        checks += doctor_mod.remote_checks(
+            reader, repo, device_workflow=catalog.policy.device_workflow, lab_labels=labels
+        )
+    elif not repo:
+        checks.append(
+            doctor_mod.Check("settings", None, "no --repo: the repository settings were not read")
+        )
+    text, ok = doctor_mod.report(checks)
+    click.echo(text)
+    if not ok:
+        raise SystemExit(EXIT_FAILED)
