@@ -27,8 +27,10 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec  # imported when an ignore file is read: a tree without one never pays
 
 # Never entered when walking a directory argument, unless `exclude` replaces this list
 # (virtualenvs are also recognised by their pyvenv.cfg, whatever the list).
@@ -139,6 +141,8 @@ def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore
     except OSError as error:
         errors.append((path, f"cannot be read ({error.strerror or error}); its rules not applied"))
         return None
+    import pathspec
+
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     return _Ignore.of(base, spec) if spec.patterns else None
 
@@ -196,7 +200,7 @@ def _without_lines_matching(ignore: _Ignore, directory: str) -> _Ignore | None:
         for p in ignore.spec.patterns
         if p.include is None or not any(p.match_file(a) is not None for a in ancestors)
     ]
-    return _Ignore.of(ignore.base, pathspec.GitIgnoreSpec(kept)) if kept else None
+    return _Ignore.of(ignore.base, type(ignore.spec)(kept)) if kept else None
 
 
 def _ignored(ignores: Sequence[_Ignore], path: str, is_dir: bool) -> bool:

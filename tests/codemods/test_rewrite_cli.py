@@ -531,3 +531,51 @@ def test_a_module_others_import_the_name_from_keeps_it_and_the_cache_knows(
     assert code == 0
     assert IMPORT_LINE in (package / "lowering.py").read_text()
     assert "qnn_export(" in (package / "lowering.py").read_text()
+
+
+def _blocks(path: Path, language: str) -> list[str]:
+    text = path.read_text()
+    return [b.split("\n", 1)[1] for b in text.split("```")[1::2] if b.startswith(language + "\n")]
+
+
+def test_the_documented_pre_commit_snippet_and_action_inputs_exist() -> None:
+    """The README's and docs' snippets name hooks and inputs that exist; rev is a commit SHA,
+    which pre-commit checks out like any git revision (there is no release tag yet)."""
+    import yaml
+
+    hook_ids = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
+    snippets = 0
+    for doc in (ROOT / "README.md", ROOT / "docs" / "rewrite.md"):
+        for block in _blocks(doc, "yaml"):
+            data = yaml.safe_load(block.replace("<", "").replace(">", ""))
+            for repo in data if isinstance(data, list) else []:
+                if "hooks" in repo:
+                    snippets += 1
+                    assert {h["id"] for h in repo["hooks"]} <= hook_ids
+                    assert "commit SHA" in block and "tag" not in str(repo["rev"])
+            steps = data if isinstance(data, list) else []
+            if isinstance(data, dict):  # a whole workflow
+                steps = [s for job in data["jobs"].values() for s in job["steps"]]
+            for step in (s for s in steps if isinstance(s, dict)):
+                if "qnn-migrate@" in str(step.get("uses", "")):
+                    snippets += 1
+                    assert set(step.get("with", {})) <= inputs
+    assert snippets == 4
+    tags = subprocess.run(["git", "tag"], capture_output=True, text=True, cwd=ROOT).stdout
+    assert tags.strip() == "" or "rev: v" not in (ROOT / "README.md").read_text()
+
+
+def test_the_documented_config_tables_are_valid() -> None:
+    import tomllib
+
+    from qnn_migrate.codemods import config
+    from qnn_migrate.codemods.deprecations import target_names
+
+    tables = 0
+    for doc in (ROOT / "README.md", ROOT / "docs" / "rewrite.md"):
+        for block in _blocks(doc, "toml"):
+            table = tomllib.loads(block)["tool"]["qnn-migrate"]
+            config.parse_table(table, str(doc), target_names())  # raises on an unknown key
+            tables += 1
+    assert tables == 2
