@@ -56,6 +56,7 @@ class Evidence:
     not_dict_results: tuple[str, ...]
     not_dict_methods: frozenset[str]
     not_dict_annotations: frozenset[str]
+    dict_annotations: frozenset[str]
     module_bases: frozenset[str]
 
     def is_not_dict_result(self, qualified_name: str) -> bool:
@@ -137,6 +138,7 @@ def parse_catalog(text: str) -> Catalog:
             not_dict_results=_strings(evidence, "not_dict_results", "evidence"),
             not_dict_methods=frozenset(_strings(evidence, "not_dict_methods", "evidence")),
             not_dict_annotations=frozenset(_strings(evidence, "not_dict_annotations", "evidence")),
+            dict_annotations=frozenset(_strings(evidence, "dict_annotations", "evidence")),
             module_bases=frozenset(_strings(evidence, "module_bases", "evidence")),
         ),
     )

@@ -3,7 +3,9 @@
 Used by ``--target executorch`` to pick the short single-method form only when the source
 proves that ``module`` is not a dict (a literal, a call of a known module factory or of a
 class defined in the file that derives from ``torch.nn.Module``, a parameter annotated as a
-module, a name assigned exactly once from one of those). No proof means "unknown", and the
+module, a name assigned exactly once from one of those, or assigned one of those by the
+statement right before, as ``m = convert_pt2e(m)``), and that a value is a dict (a dict
+display, ``dict(...)``, a parameter annotated ``Dict[...]``). No proof means "unknown", and the
 target then emits code that decides at run time. The known callables are data
 (``[evidence]`` in ``data/deprecations.toml``).
 """
@@ -76,9 +78,50 @@ class Knowledge:
             return bool(names) and names <= _DICT_FACTORIES
         if isinstance(node, cst.Name):
             binding = self._single_assignment(node)
-            value = None if binding is None else self._assigned_value(binding)
+            if isinstance(binding, cst.Param):
+                return self._annotated(binding, self.evidence.dict_annotations)
+            value = self._value_of(node, binding)
             return value is not None and self.is_dict(value, depth + 1)
         return False
+
+    def _value_of(self, name: cst.Name, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
+        """The value ``name`` holds where it is read: its only assignment's, or else the
+        value the statement right before assigns it (``m = convert_pt2e(m)``, the usual
+        post-training quantization step before lowering)."""
+        if binding is not None:
+            return self._assigned_value(binding)
+        statement: cst.CSTNode | None = name
+        while statement is not None and not isinstance(
+            self._parent(statement), cst.IndentedBlock | cst.Module
+        ):
+            statement = self._parent(statement)
+        block = self._parent(statement) if statement is not None else None
+        if not isinstance(block, cst.IndentedBlock | cst.Module):
+            return None
+        body = list(block.body)
+        at = next((i for i, s in enumerate(body) if s is statement), 0)
+        previous = body[at - 1] if at > 0 else None
+        if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+            return None
+        assign = previous.body[0]
+        if (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == name.value
+        ):
+            return assign.value
+        return None
+
+    def _annotated(self, param: cst.Param, annotations: frozenset[str]) -> bool:
+        """True if ``param`` is annotated with one of ``annotations`` (qualified names)."""
+        if param.annotation is None:
+            return False
+        hint = param.annotation.annotation
+        if isinstance(hint, cst.Subscript):
+            hint = hint.value
+        names = self._qualified(hint)
+        return bool(names) and names <= annotations
 
     def is_not_dict(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """True if the value is never a dict."""
@@ -122,20 +165,11 @@ class Knowledge:
 
     def _name_is_not_dict(self, name: cst.Name, depth: int) -> bool:
         binding = self._single_assignment(name)
-        if binding is None:
-            return False
         if isinstance(binding, cst.ClassDef | cst.FunctionDef):
             return True  # a class or function object is not a dict
         if isinstance(binding, cst.Param):
-            annotation = binding.annotation
-            if annotation is None:
-                return False
-            hint = annotation.annotation
-            if isinstance(hint, cst.Subscript):
-                hint = hint.value
-            names = self._qualified(hint)
-            return bool(names) and names <= self.evidence.not_dict_annotations
-        value = self._assigned_value(binding)
+            return self._annotated(binding, self.evidence.not_dict_annotations)
+        value = self._value_of(name, binding)
         return value is not None and self.is_not_dict(value, depth + 1)
 
     def _is_module_class(self, cls: cst.ClassDef, depth: int) -> bool:

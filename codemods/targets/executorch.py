@@ -110,6 +110,11 @@ class _Writer:
         passed = self.site.bound.args.get(param)
         return passed is None or self.site.knowledge.is_not_dict(passed.value)
 
+    def is_dict(self, param: str) -> bool:
+        """True if the source shows that the value passed as ``param`` is a dict."""
+        passed = self.site.bound.args.get(param)
+        return passed is not None and self.site.knowledge.is_dict(passed.value)
+
     def method_keys(self) -> frozenset[str] | None:
         """The method names, when the source shows them: "forward" for one module."""
         module = self.site.bound.args["module"].value
@@ -206,11 +211,16 @@ class _Writer:
         if how == "per_method":
             return Text(value)  # already keyed by the method names
         name = self.site.names.fresh(f"method_{param}")
+        same_keys = f"{value}.keys() == {methods}.keys()"
         self.emit(
             f"{name} = ",
             Conditional(
                 Text(value),
-                Text(f"isinstance({value}, dict) and {value}.keys() == {methods}.keys()"),
+                Text(
+                    same_keys
+                    if self.is_dict(param)
+                    else f"isinstance({value}, dict) and {same_keys}"
+                ),
                 Text(f"dict.fromkeys({methods}, {value})"),
             ),
         )
@@ -235,7 +245,11 @@ class _Writer:
                     f"{name} = ",
                     Conditional(
                         Text(f'{value}["forward"]'),
-                        Text(f'isinstance({value}, dict) and {value}.keys() == {{"forward"}}'),
+                        Text(
+                            f'{value}.keys() == {{"forward"}}'
+                            if self.is_dict(param)
+                            else f'isinstance({value}, dict) and {value}.keys() == {{"forward"}}'
+                        ),
                         Text(value),
                     ),
                 )
@@ -298,7 +312,11 @@ class _Writer:
             if condition is not None:
                 self.lines.append(f"if {condition}:")
             spec = specs
-            if not self.not_dict("compiler_specs"):
+            if self.is_dict("compiler_specs"):
+                spec = site.names.fresh("compiler_spec")
+                self.lines.append(f"{indent}for {spec} in {specs}.values():")
+                indent += unit
+            elif not self.not_dict("compiler_specs"):
                 spec = site.names.fresh("compiler_spec")
                 self.lines.append(
                     f"{indent}for {spec} in {specs}.values() if isinstance({specs}, dict) "

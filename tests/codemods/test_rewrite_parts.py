@@ -71,6 +71,7 @@ qualified_names = []
 not_dict_results = []
 not_dict_methods = []
 not_dict_annotations = []
+dict_annotations = []
 module_bases = []
 """
     with pytest.raises(DeprecationDataError, match=r"deprecation\[0\] names \['b'\]"):
