@@ -10,8 +10,9 @@ import click
 
 EXTRA_MISSING = (
     "qnn-migrate passes needs the [passes] extra (torch 2.13, executorch 1.5.1, torchao "
-    "0.18), which is not installed here ({error}). Install it with: "
-    "pip install 'qnn-migrate[passes]'"
+    "0.18), which is not installed here ({error}). Install it from a clone of qnn-migrate "
+    "with: pip install -e '.[passes]' (or, from an index that has qnn-migrate: "
+    "pip install 'qnn-migrate[passes]')"
 )
 _STACK = ("torch", "executorch", "torchao")
 
