@@ -27,7 +27,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 
-from qnn_migrate.bot.github.gateway import FileBlob, GitHubGateway, PullFile, ReviewComment
+from qnn_migrate.bot.github.gateway import (
+    FileBlob,
+    GatewayError,
+    GitHubGateway,
+    PullFile,
+    ReviewComment,
+)
 from qnn_migrate.bot.pr.commands import MIGRATE_ROLES, Command
 from qnn_migrate.bot.pr.suggestions import Hunk, anchored, apply, diff_ranges, hunks, parses
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
@@ -52,6 +58,14 @@ NOT_ALLOWED = (
     "a maintainer to comment `/qnn migrate`, or run `qnn-migrate rewrite` locally."
 )
 NOT_OPEN = "😕 PR #{pr} is {state}; `/qnn migrate` reviews open pull requests only."
+HEAD_MOVED = (
+    "😕 The PR's head moved from {old} to {new} while `/qnn migrate` read its files, so the "
+    "suggestions could land on the wrong lines; nothing was posted. Comment `/qnn migrate` again."
+)
+REVIEW_FAILED = (
+    "😕 GitHub refused the `/qnn migrate` review at {sha}: {error}. Nothing was posted; "
+    "comment `/qnn migrate` again, or run `qnn-migrate rewrite --diff` locally."
+)
 SUGGESTION_INTRO = "**qnn-migrate** suggests this rewrite (commit it with one click):\n\n"
 LEFT_COMMENT = "⚠️ **qnn-migrate left this site as it is:** {reason}"
 
@@ -60,7 +74,7 @@ LEFT_COMMENT = "⚠️ **qnn-migrate left this site as it is:** {reason}"
 class MigrateResult:
     """What ``/qnn migrate`` did; ``action`` is stable for tests and logs."""
 
-    action: str  # refused | duplicate | reviewed
+    action: str  # refused | duplicate | failed | reviewed
     reason: str
     sha: str | None = None
     review_id: int | None = None
@@ -396,7 +410,15 @@ def handle_migrate(
     plan = build_review(
         items, sha=sha, command=command, version=bot_version(), skipped=skipped, cap=cap
     )
-    review = gw.create_review(pr, sha, plan.body, list(plan.comments))
+    now = gw.pull(pr)
+    if now is None or now.head_sha != sha:
+        new = now.head_sha if now is not None else "(gone)"
+        return _refuse(gw, pr, comment_id, HEAD_MOVED.format(old=sha, new=new))
+    try:
+        review = gw.create_review(pr, sha, plan.body, list(plan.comments))
+    except GatewayError as error:
+        text = REVIEW_FAILED.format(sha=sha, error=str(error)[:300])
+        return MigrateResult("failed", _refuse(gw, pr, comment_id, text).reason, sha)
     gw.add_reaction(comment_id, "rocket")
     return MigrateResult(
         "reviewed",

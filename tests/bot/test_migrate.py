@@ -143,7 +143,7 @@ def test_one_review_with_the_rewrite_as_suggestions(
     assert "from qnn_passes import (" in review["body"] and "<details>" in review["body"]
 
     # The **kwargs call is left, with its reason, on its line.
-    left = [c for c in review["comments"] if c["path"] == WRAPPER]  # type: ignore[attr-defined]
+    left = [c for c in review["comments"] if c["path"] == WRAPPER]
     assert [c["line"] for c in left] == [5] and "\\*\\*kwargs" in left[0]["body"]
     assert "nothing to rewrite" in review["body"] and UTILS in review["body"]
     body = str(review["body"]).replace(bot_version(), "<version>")
@@ -188,7 +188,7 @@ def test_paths_narrow_the_files(
 ) -> None:
     send(gh, gateway, ctx, f"/qnn migrate {WRAPPER}", login="maint")
     (review,) = gh.reviews(8)
-    assert {c["path"] for c in review["comments"]} == {WRAPPER}  # type: ignore[attr-defined]
+    assert {c["path"] for c in review["comments"]} == {WRAPPER}
     assert EXPORT not in str(review["body"])
     assert len(gh.requests_to("GET", r"/contents/")) == 1
 
@@ -229,3 +229,29 @@ def test_a_hunk_that_does_not_parse_alone_goes_to_the_summary() -> None:
     new = "x = (\n    2,\n)\ny = 2\n"
     plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_rewrite)
     assert plan.suggested == 1 and plan.comments[0].line == 2
+
+
+def test_a_push_while_reading_posts_nothing(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    original = gateway.file_at
+
+    def file_at_then_push(path: str, ref: str, max_bytes: int) -> FileBlob | None:
+        gh.push(8, "e" * 40)  # a push lands between reading the files and posting
+        return original(path, ref, max_bytes)
+
+    gateway.file_at = file_at_then_push  # type: ignore[method-assign]
+    outcome, cid = send(gh, gateway, ctx, "/qnn migrate", login="maint")
+    assert outcome.action == "refused" and not gh.reviews(8)
+    assert "moved from" in gh.comments(8)[-1].body and "confused" in gh.reactions(cid)
+
+
+def test_a_refused_review_is_reported(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.fail_next("POST", r"/pulls/8/reviews$", 422, message="Unprocessable Entity")
+    outcome, cid = send(gh, gateway, ctx, "/qnn migrate", login="maint")
+    assert outcome.action == "failed" and not gh.reviews(8)
+    reply = gh.comments(8)[-1].body
+    assert reply.startswith("😕 GitHub refused") and "HTTP 422" in reply
+    assert "confused" in gh.reactions(cid)
