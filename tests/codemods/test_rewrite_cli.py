@@ -579,3 +579,17 @@ def test_the_documented_config_tables_are_valid() -> None:
             config.parse_table(table, str(doc), target_names())  # raises on an unknown key
             tables += 1
     assert tables == 2
+
+
+def test_the_line_length_of_ruff_or_black_reaches_the_rewrite(tmp_path: Path) -> None:
+    widths = {}
+    for width in (60, 200):
+        project = tmp_path / str(width)
+        project.mkdir()
+        (project / "pyproject.toml").write_text(f"[tool.ruff]\nline-length = {width}\n")
+        (project / "a.py").write_text(OLD_CALL.replace("specs)", "specs, skip_node_op_set=ops)"))
+        code, out, _ = _invoke("--diff", "--no-cache", str(project / "a.py"))
+        assert code == 0
+        added = [line[1:] for line in out.splitlines() if line.startswith("+") and line[1:2] != "+"]
+        widths[width] = max(len(line) for line in added)
+    assert widths[60] <= 60 < widths[200]
