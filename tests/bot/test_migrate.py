@@ -19,7 +19,14 @@ from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import FileBlob
 from qnn_migrate.bot.pr.commands import Action, Command
 from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
-from qnn_migrate.bot.pr.migrate import MAX_FILE_BYTES, FileInput, bot_version, build_review
+from qnn_migrate.bot.pr.migrate import (
+    MAX_BODY_CHARS,
+    MAX_COMMENTS,
+    MAX_FILE_BYTES,
+    FileInput,
+    bot_version,
+    build_review,
+)
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
 from qnn_migrate.codemods.engine import FileResult, rewrite_code
 
@@ -255,3 +262,30 @@ def test_a_refused_review_is_reported(
     reply = gh.comments(8)[-1].body
     assert reply.startswith("😕 GitHub refused") and "HTTP 422" in reply
     assert "confused" in gh.reactions(cid)
+
+
+def test_caps_on_comments_and_body() -> None:
+    old = "".join(f"x{i} = {i}\n\n" for i in range(70))
+    new = "".join(f"x{i} = {i + 1}\n\n" for i in range(70))
+
+    def stub_rewrite(code: str, *, target: str, filename: str) -> FileResult:  # a DOUBLE
+        return FileResult(new, True, 70, ())
+
+    whole = f"@@ -1,140 +1,{len(split_lines(old))} @@\n"
+    item = FileInput("a.py", whole, FileBlob("a.py", len(old), old.encode()))
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_rewrite)
+    assert plan.suggested == MAX_COMMENTS == len(plan.comments)
+    assert "10 more outside this PR's diff" in plan.body and "-x69 = 69" in plan.body
+
+    # A diff too long for GitHub's body limit is left out, with a note.
+    huge_old = "".join(f"y{i} = '{'a' * 80}'\n" for i in range(1000))
+    huge_new = huge_old.replace("'a", "'b")
+
+    def stub_huge(code: str, *, target: str, filename: str) -> FileResult:  # a DOUBLE
+        return FileResult(huge_new, True, 1, ())
+
+    item = FileInput("b.py", None, FileBlob("b.py", len(huge_old), huge_old.encode()))
+    plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_huge)
+    assert plan.suggested == 0 and len(plan.body) < MAX_BODY_CHARS
+    assert "too long to show; run it locally" in plan.body
