@@ -212,9 +212,13 @@ def _line_starts(inline: Token) -> list[int]:
     children = inline.children or []
     depth = 0
     fresh: int | None = 0
+    line, seen = 0, 0  # lines counted in inline.content[:seen]; breaks come in text order
     for child in children:
         if child.type in ("softbreak", "hardbreak") and depth == 0:
-            fresh = inline.content.count("\n", 0, int(child.meta.get("offset", 0))) + 1
+            offset = int(child.meta.get("offset", seen))
+            line += inline.content.count("\n", seen, offset)
+            seen = offset
+            fresh = line + 1
             continue
         if fresh is not None and depth == 0 and child.type == "text":
             starts.append(fresh)
@@ -233,6 +237,8 @@ def command_lines(body: str) -> list[tuple[int, str]]:
     text = LINE_END_RE.sub("\n", body)
     lines = text.split("\n")
     found: list[tuple[int, str]] = []
+    if not any(COMMAND_RE.match(line) or _looks_like_command(line) for line in lines):
+        return found  # the usual comment: no line could start a command, nothing to parse
     tokens = _markdown().parse(text)
     for i, token in enumerate(tokens[:-1]):
         if token.type != "paragraph_open" or token.level != 0 or token.map is None:
