@@ -1,7 +1,9 @@
-"""The scheduled run's commands: ``qnn-migrate bot nightly record`` (files only).
+"""The scheduled run's commands: ``qnn-migrate bot nightly publish|record``.
 
-Tonight's results are added to each SoC's baseline and the nightly issue is decided;
-the results come from each planned shard's own artifact folder (``common.collect_results``).
+Both add tonight's results (each planned shard's own artifact, ``common.collect_results``)
+to each SoC's baseline and decide the nightly issue. ``publish`` does it on GitHub
+through the gateway (the baselines branch by the Git Data API, the issue and its label);
+``record`` does it on a local directory and leaves the writes to the caller.
 """
 
 from __future__ import annotations
@@ -13,11 +15,22 @@ from typing import Any
 
 import click
 
-from qnn_migrate.bot.artifacts import ArtifactError, read_json
-from qnn_migrate.bot.cli.common import collect_results, fail, read_shards, shards_file_option, warn
-from qnn_migrate.bot.model import reconcile
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import ArtifactError
+from qnn_migrate.bot.cli.common import (
+    EXIT_FAILED,
+    collect_results,
+    fail,
+    github_session,
+    read_shards,
+    shards_file_option,
+    warn,
+)
+from qnn_migrate.bot.github.gateway import GatewayError
+from qnn_migrate.bot.model import SHA_RE, Shard, ShardResult, reconcile
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 from qnn_migrate.bot.nightly import issue as nightly
+from qnn_migrate.bot.nightly.publish import publish, record_night
 
 
 @click.group("nightly")
@@ -75,42 +88,54 @@ def nightly_record(
 
     Prints one JSON line: {"action": "none"|"create"|"update", "issue": N|null, ...}.
     """
-    planned = read_shards(shards_file)
-    if not all(s.sha == sha for s in planned):
-        fail(f"the planned shards are not all at {sha[:12]}; pass the SHA the run tested")
-    tonight = reconcile(planned, collect_results(results_dir, planned))
-    run = baseline_mod.RunInfo(
-        sha, date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), run_url
-    )
-
-    befores: dict[str, baseline_mod.SocBaseline | None] = {}
-    afters = []
+    planned, tonight = _tonight(shards_file, results_dir, sha)
+    run = _run_info(sha, date, run_url)
+    current: dict[str, bytes] = {}
     for soc in dict.fromkeys(s.soc for s in planned):
         path = baseline_mod.path_for(baselines_dir, soc)
-        before = None
         if path.exists():
             try:
-                before = baseline_mod.read(path)
+                current[path.name] = artifacts.read_bytes(path, "a baseline")
             except ArtifactError as exc:
-                # Starting the history again is better than failing every night after.
                 warn(f"{exc}; starting {soc}'s history again")
-        befores[soc] = before.before(run) if before else None
-        after = baseline_mod.record(before, soc, tonight, run, window)
-        afters.append(after)
-        baselines_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(after.to_json(), encoding="utf-8")
+    night = record_night(
+        current, [s.soc for s in planned], tonight, run, window, str(baselines_dir)
+    )
+    for warning in night.warnings:
+        warn(warning)
+    baselines_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in night.files.items():
+        (baselines_dir / name).write_text(text, encoding="utf-8")
 
-    the_diff = nightly.diff(befores, afters, tonight, run)
+    the_diff = night.diff(tonight, run)
     existing: list[nightly.ExistingIssue] = []
     if issues_file is not None:
         try:
-            doc: Any = read_json(issues_file, "the issue list")
+            doc: Any = artifacts.read_json(issues_file, "the issue list")
             existing = [nightly.ExistingIssue.from_gh(d) for d in doc]
         except (ValueError, TypeError, KeyError) as exc:
             fail(f"{issues_file}: not a gh issue list: {exc}")
     action = nightly.plan_issue(the_diff, existing, bot_login)
     if action.kind != "none":
         issue_out.write_text(action.body, encoding="utf-8")
+    _echo(action, the_diff)
+
+
+def _tonight(
+    shards_file: Path, results_dir: Path, sha: str
+) -> tuple[list[Shard], list[ShardResult]]:
+    planned = read_shards(shards_file)
+    if not all(s.sha == sha for s in planned):
+        fail(f"the planned shards are not all at {sha[:12]}; pass the SHA the run tested")
+    return planned, reconcile(planned, collect_results(results_dir, planned))
+
+
+def _run_info(sha: str, date: str | None, run_url: str | None) -> baseline_mod.RunInfo:
+    when = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return baseline_mod.RunInfo(sha, when, run_url or "")
+
+
+def _echo(action: nightly.IssueAction, the_diff: nightly.NightlyDiff, **extra: object) -> None:
     click.echo(
         json.dumps(
             {
@@ -121,6 +146,64 @@ def nightly_record(
                 "fixes": len(the_diff.fixes),
                 "flaky": len(the_diff.flaky),
                 "socs": sorted(the_diff.ran),
+                **extra,
             }
         )
     )
+
+
+@nightly_group.command("publish")
+@shards_file_option("The planned shard list of tonight's run.")
+@click.option(
+    "--results-dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Downloaded shard artifacts (qnn-result-<id>/ folders).",
+)
+@click.option("--sha", required=True, help="The commit tonight's run tested.")
+@click.option(
+    "--date", default=None, help="UTC time of the run (default: when $GITHUB_RUN_ID was created)."
+)
+@click.option(
+    "--window", type=int, default=None, help="Runs kept per SoC (default: the file's, or 14)."
+)
+@click.option("--branch", default=baseline_mod.BRANCH, show_default=True)
+def nightly_publish(
+    shards_file: Path,
+    results_dir: Path,
+    sha: str,
+    date: str | None,
+    window: int | None,
+    branch: str,
+) -> None:
+    """Record tonight on the baselines branch and open or update the nightly issue (GitHub API).
+
+    Needs GITHUB_TOKEN (contents: write, issues: write), GITHUB_REPOSITORY and GITHUB_RUN_ID.
+    Prints one JSON line like `record`, plus the baselines commit and the push attempts.
+    """
+    if not SHA_RE.match(sha):
+        fail(f"--sha {sha!r} is not 40 lowercase hex digits")
+    planned, tonight = _tonight(shards_file, results_dir, sha)
+    session = github_session()
+    try:
+        # The run's own creation time, which a re-run of its jobs keeps: re-running an
+        # old night records that night again, not a new one.
+        run_id = session.settings.run_id
+        if date is None and run_id is not None:
+            date = session.gateway.run_created_at(run_id)
+        run = _run_info(sha, date, session.settings.run_url)
+        done = publish(
+            session.gateway,
+            socs=[s.soc for s in planned],
+            results=tonight,
+            run=run,
+            bot_login=session.settings.bot_login,
+            window=window,
+            branch=branch,
+        )
+    except GatewayError as exc:
+        fail(str(exc), EXIT_FAILED)
+    for warning in done.night.warnings:
+        warn(warning)
+    the_diff = done.night.diff(tonight, run)
+    _echo(done.action, the_diff, issue=done.issue, commit=done.commit, attempts=done.attempts)

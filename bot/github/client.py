@@ -24,7 +24,9 @@ from qnn_migrate.bot.github.gateway import (
     DispatchedRun,
     FileBlob,
     GatewayError,
+    Issue,
     IssueComment,
+    NotFastForward,
     PullFile,
     PullRequest,
     Review,
@@ -33,6 +35,7 @@ from qnn_migrate.bot.github.gateway import (
 from qnn_migrate.bot.github.settings import Settings
 
 T = TypeVar("T")
+MAX_PAGES = 20  # open issues carrying one label: a handful in practice
 
 
 def make_client(settings: Settings) -> Github:
@@ -68,7 +71,9 @@ def _call(what: str) -> Iterator[None]:
         yield
     except GithubException as exc:
         message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
-        raise GatewayError(f"GitHub API {what} failed with HTTP {exc.status}: {message}") from exc
+        raise GatewayError(
+            f"GitHub API {what} failed with HTTP {exc.status}: {message}", exc.status
+        ) from exc
     except requests.RequestException as exc:  # retries exhausted, connection refused, timeout
         raise GatewayError(f"GitHub API {what} failed: {exc}") from exc
 
@@ -255,3 +260,155 @@ class PyGithubGateway:
             str(doc.get("commit_id") or ""),
             str(doc.get("html_url") or ""),
         )
+
+    # ----- the nightly: its issue, its label, its baselines branch (``NightlyGateway``)
+
+    def _json(
+        self, verb: str, tail: str, what: str, body: dict[str, Any] | None = None, **query: Any
+    ) -> Any:
+        with _call(what):
+            _, doc = self._gh.requester.requestJsonAndCheck(
+                verb, self._path(tail), parameters=query or None, input=body
+            )
+        return doc
+
+    def run_created_at(self, run_id: int) -> str | None:
+        doc = self._maybe(
+            f"GET actions/runs/{run_id}",
+            lambda: self._gh.requester.requestJsonAndCheck(
+                "GET", self._path(f"/actions/runs/{run_id}")
+            )[1],
+            None,
+        )
+        created = doc.get("created_at") if isinstance(doc, dict) else None
+        return str(created) if created else None
+
+    def open_issues(self, label: str) -> list[Issue]:
+        out: list[Issue] = []
+        for page in range(1, MAX_PAGES + 1):
+            docs = self._json(
+                "GET",
+                "/issues",
+                f"GET issues?labels={label}",
+                state="open",
+                labels=label,
+                direction="asc",
+                per_page=100,
+                page=page,
+            )
+            for doc in docs:
+                if "pull_request" not in doc:  # the issues list holds PRs too
+                    user = doc.get("user") or {}
+                    out.append(
+                        Issue(
+                            int(doc["number"]),
+                            str(user.get("login", "")),
+                            str(doc.get("body") or ""),
+                            str(doc.get("title") or ""),
+                        )
+                    )
+            if len(docs) < 100:
+                break
+        return out
+
+    def create_issue(self, title: str, body: str, labels: list[str]) -> Issue:
+        doc = self._json(
+            "POST", "/issues", "POST issues", {"title": title, "body": body, "labels": labels}
+        )
+        user = doc.get("user") or {}
+        return Issue(int(doc["number"]), str(user.get("login", "")), str(doc.get("body") or ""))
+
+    def edit_issue(self, number: int, body: str) -> None:
+        self._json("PATCH", f"/issues/{number}", f"PATCH issues/{number}", {"body": body})
+
+    def ensure_label(self, name: str, color: str, description: str) -> None:
+        found = self._maybe(
+            f"GET labels/{name}",
+            lambda: self._gh.requester.requestJsonAndCheck(
+                "GET", self._path(f"/labels/{quote(name, safe='')}")
+            ),
+            None,
+        )
+        if found is None:
+            payload = {"name": name, "color": color, "description": description}
+            try:
+                self._json("POST", "/labels", "POST labels", payload)
+            except GatewayError as exc:
+                # Created by a concurrent run between the two calls: that is the goal.
+                if exc.status != 422:
+                    raise
+
+    def branch_tip(self, branch: str) -> str | None:
+        doc = self._maybe(
+            f"GET git/ref/heads/{branch}",
+            lambda: self._gh.requester.requestJsonAndCheck(
+                "GET", self._path(f"/git/ref/heads/{quote(branch)}")
+            )[1],
+            None,
+        )
+        return None if doc is None else str(doc["object"]["sha"])
+
+    def read_directory(self, commit: str, directory: str, max_bytes: int) -> dict[str, bytes]:
+        tree = self._json("GET", f"/git/commits/{commit}", f"GET git/commits/{commit}")["tree"]
+        listing = self._json(
+            "GET", f"/git/trees/{tree['sha']}", f"GET git/trees/{tree['sha']}", recursive="1"
+        )
+        out: dict[str, bytes] = {}
+        prefix = directory.strip("/") + "/"
+        for entry in listing.get("tree", []):
+            path = str(entry.get("path", ""))
+            name = path.removeprefix(prefix)
+            if entry.get("type") != "blob" or not path.startswith(prefix) or "/" in name:
+                continue
+            if int(entry.get("size") or 0) > max_bytes:
+                out[name] = b""  # over the cap: the reader refuses it by name
+                continue
+            blob = self._json("GET", f"/git/blobs/{entry['sha']}", f"GET git/blobs/{entry['sha']}")
+            try:
+                out[name] = base64.b64decode(str(blob.get("content") or ""))[: max_bytes + 1]
+            except (binascii.Error, ValueError) as exc:
+                raise GatewayError(f"GitHub API GET git/blobs: bad base64: {exc}") from exc
+        return out
+
+    def commit_files(
+        self, branch: str, parent: str | None, files: dict[str, str], message: str
+    ) -> str:
+        entries = []
+        for path, text in sorted(files.items()):
+            blob = self._json(
+                "POST", "/git/blobs", "POST git/blobs", {"content": text, "encoding": "utf-8"}
+            )
+            entries.append({"path": path, "mode": "100644", "type": "blob", "sha": blob["sha"]})
+        tree_body: dict[str, Any] = {"tree": entries}
+        if parent is not None:
+            base = self._json("GET", f"/git/commits/{parent}", f"GET git/commits/{parent}")
+            tree_body["base_tree"] = base["tree"]["sha"]
+        tree = self._json("POST", "/git/trees", "POST git/trees", tree_body)
+        commit = self._json(
+            "POST",
+            "/git/commits",
+            "POST git/commits",
+            {"message": message, "tree": tree["sha"], "parents": [parent] if parent else []},
+        )
+        sha = str(commit["sha"])
+        try:
+            if parent is None:
+                self._json(
+                    "POST",
+                    "/git/refs",
+                    "POST git/refs",
+                    {"ref": f"refs/heads/{branch}", "sha": sha},
+                )
+            else:
+                self._json(
+                    "PATCH",
+                    f"/git/refs/heads/{quote(branch)}",
+                    f"PATCH git/refs/heads/{branch}",
+                    {"sha": sha, "force": False},
+                )
+        except GatewayError as exc:
+            # 422: "Update is not a fast forward" / "Reference already exists".
+            if exc.status == 422:
+                raise NotFastForward(f"{branch} moved while this run wrote it: {exc}") from exc
+            raise
+        return sha

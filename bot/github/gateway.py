@@ -13,6 +13,10 @@ from typing import Protocol
 class GatewayError(RuntimeError):
     """GitHub refused or failed a request after retries; the message names the call."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status GitHub answered, if it answered
+
 
 @dataclass(frozen=True)
 class PullRequest:
@@ -147,4 +151,61 @@ class GitHubGateway(Protocol):
         self, number: int, commit_id: str, body: str, comments: list[ReviewComment]
     ) -> Review:
         """Post one review (event ``COMMENT``) on ``commit_id`` with its line comments."""
+        ...
+
+
+class NotFastForward(GatewayError):
+    """A branch update lost a race: the branch moved since its tip was read."""
+
+
+@dataclass(frozen=True)
+class Issue:
+    """An open issue (not a PR) as the nightly needs it."""
+
+    number: int
+    author: str
+    body: str
+    title: str = ""
+
+
+class NightlyGateway(Protocol):
+    """The GitHub calls of the nightly run: its issue, its label, its baselines branch."""
+
+    @property
+    def repo(self) -> str: ...
+
+    def run_created_at(self, run_id: int) -> str | None:
+        """When workflow run ``run_id`` was created (``2026-11-29T02:13:00Z``); a re-run of
+        its jobs keeps it. None when the run is unknown."""
+        ...
+
+    def open_issues(self, label: str) -> list[Issue]:
+        """Open issues (not PRs) carrying ``label``, oldest first."""
+        ...
+
+    def create_issue(self, title: str, body: str, labels: list[str]) -> Issue: ...
+
+    def edit_issue(self, number: int, body: str) -> None: ...
+
+    def ensure_label(self, name: str, color: str, description: str) -> None:
+        """Create the label unless it exists (an existing one is left as it is)."""
+        ...
+
+    def branch_tip(self, branch: str) -> str | None:
+        """The commit SHA at the tip of ``branch``, or None when there is no such branch."""
+        ...
+
+    def read_directory(self, commit: str, directory: str, max_bytes: int) -> dict[str, bytes]:
+        """The files directly inside ``directory`` at ``commit`` (name -> bytes, each capped)."""
+        ...
+
+    def commit_files(
+        self, branch: str, parent: str | None, files: dict[str, str], message: str
+    ) -> str:
+        """Commit ``files`` (path -> text) on top of ``parent`` and move ``branch`` there.
+
+        ``parent`` None creates the branch. Raises NotFastForward when the branch is no
+        longer at ``parent`` (or already exists): the caller reads the new tip and retries.
+        Returns the new commit's SHA.
+        """
         ...

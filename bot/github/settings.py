@@ -60,6 +60,7 @@ class Settings:
     server_url: str = "https://github.com"
     bot_login: str = "github-actions[bot]"
     run_url: str | None = None
+    run_id: int | None = None  # GITHUB_RUN_ID: this workflow run
     dispatch_ref: str | None = None  # None: the repository's default branch
     retries: int = 5
     backoff_factor: float = 1.0
@@ -153,6 +154,7 @@ class Settings:
             server_url=server.rstrip("/"),
             bot_login=bot_login,
             run_url=run_url,
+            run_id=int(run_id) if run_id and run_id.isdigit() else None,
             dispatch_ref=env.get("QNN_BOT_DISPATCH_REF") or None,
             retries=retries,
             backoff_factor=backoff,

@@ -225,10 +225,15 @@ def to_model(files: Iterable[SocBaseline]) -> Baseline:
     return Baseline(sha=latest.sha if latest else None, history=history)
 
 
-def path_for(directory: Path, soc: str) -> Path:
+def file_name(soc: str) -> str:
+    """``<SOC>.json``, the name of one SoC's file in the baselines directory."""
     if not SOC_RE.match(soc):
         raise BaselineError(f"malformed SoC {soc!r}")
-    return directory / f"{soc}.json"
+    return f"{soc}.json"
+
+
+def path_for(directory: Path, soc: str) -> Path:
+    return directory / file_name(soc)
 
 
 def load_dir(directory: Path) -> tuple[list[SocBaseline], list[str]]:

@@ -14,6 +14,7 @@ Not a test double of the bot: it is a double of GitHub, named as one.
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import json
 import re
@@ -58,6 +59,8 @@ def _multi_segment_paths() -> list[tuple[re.Pattern[str], str]]:
     for template, item in doc["paths"].items():
         for operation in item.values():
             for param in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if "$ref" in param:  # e.g. the git refs' shared `ref` parameter
+                    param = doc["components"]["parameters"][param["$ref"].rsplit("/", 1)[1]]
                 if param.get("in") == "path" and param.get("x-multi-segment"):
                     name = param["name"]
                     pattern = re.escape(template).replace(
@@ -154,6 +157,19 @@ class Run:
     inputs: dict[str, Any]
     status: str = "queued"
     conclusion: str | None = None
+    created_at: str = field(default_factory=_now)
+
+
+@dataclass
+class IssueDoc:
+    """An issue created or edited through the REST API (the nightly's)."""
+
+    number: int
+    author: str
+    title: str
+    body: str
+    labels: list[str]
+    state: str = "open"
 
 
 @dataclass
@@ -170,6 +186,10 @@ class Repo:
     runs: dict[int, Run] = field(default_factory=dict)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     blobs: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (commit, path) -> bytes
+    issue_docs: dict[int, IssueDoc] = field(default_factory=dict)  # issues made through the API
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    git: dict[str, tuple[str, Any]] = field(default_factory=dict)  # sha -> (type, content)
+    refs: dict[str, str] = field(default_factory=dict)  # "heads/<branch>" -> commit sha
 
 
 class ApiError(Exception):
@@ -194,6 +214,7 @@ class GitHubStandIn:
         self.requests: list[RecordedRequest] = []
         self.violations: list[str] = []
         self.faults: list[Fault] = []
+        self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self._ids = itertools.count(1_000_001)
         self._lock = threading.RLock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -304,6 +325,13 @@ class GitHubStandIn:
         with self._lock:
             self._repo(repo).workflows[file] = inputs
 
+    def add_run(self, run_id: int, workflow: str, created_at: str, repo: str | None = None) -> Run:
+        """A workflow run that already happened (say, last night's scheduled one)."""
+        with self._lock:
+            run = Run(run_id, workflow, "main", {}, "completed", "success", created_at)
+            self._repo(repo).runs[run_id] = run
+            return run
+
     def fail_next(
         self,
         method: str,
@@ -325,6 +353,46 @@ class GitHubStandIn:
                     {"message": message, "documentation_url": "https://docs.github.com/rest"},
                 )
             )
+
+    def before_next(self, method: str, path_pattern: str, action: Callable[[], None]) -> None:
+        """Run ``action`` (say, another job's push) just before serving the next such request."""
+        with self._lock:
+            self.hooks.append((method.upper(), re.compile(path_pattern), action))
+
+    def commit_on_branch(
+        self, branch: str, files: dict[str, bytes], message: str, repo: str | None = None
+    ) -> str:
+        """A commit of ``files`` (path -> bytes) on top of ``branch`` (created if absent)."""
+        with self._lock:
+            r = self._repo(repo)
+            parent = r.refs.get(f"heads/{branch}")
+            tree = dict(_tree_of(r, parent)) if parent else {}
+            for path, data in files.items():
+                tree[path] = _git_put(r, "blob", data)
+            sha = _git_put(
+                r, "commit", (_git_put(r, "tree", tree), [parent] if parent else [], message)
+            )
+            r.refs[f"heads/{branch}"] = sha
+            return sha
+
+    def branch_files(self, branch: str, repo: str | None = None) -> dict[str, bytes]:
+        """The files at the tip of ``branch`` (path -> bytes); empty if there is no branch."""
+        r = self._repo(repo)
+        tip = r.refs.get(f"heads/{branch}")
+        return {p: r.git[b][1] for p, b in _tree_of(r, tip).items()} if tip else {}
+
+    def branch_log(self, branch: str, repo: str | None = None) -> list[str]:
+        """Commit messages on ``branch``, newest first (first parents)."""
+        r = self._repo(repo)
+        out, sha = [], r.refs.get(f"heads/{branch}")
+        while sha:
+            _, parents, message = r.git[sha][1]
+            out.append(message)
+            sha = parents[0] if parents else None
+        return out
+
+    def issues_made(self, repo: str | None = None) -> list[IssueDoc]:
+        return list(self._repo(repo).issue_docs.values())
 
     # ----- inspection ------------------------------------------------------------------
 
@@ -470,6 +538,10 @@ class GitHubStandIn:
                 self.violations.append(f"{method} {path}: {problem}")
                 record.status = 422
                 return 422, {}, {"message": f"Invalid request: {problem}"}
+            for hook in list(self.hooks):
+                if hook[0] == method and hook[1].search(path):
+                    self.hooks.remove(hook)
+                    hook[2]()
             for fault in self.faults:
                 if fault.count > 0 and fault.method == method and fault.path_re.search(path):
                     fault.count -= 1
@@ -559,6 +631,270 @@ class GitHubStandIn:
         if name not in self.repos:
             raise ApiError(404, "Not Found")
         return self.repos[name]
+
+
+# ----- the nightly: issues, labels, and the Git Data API -----------------------------------
+
+
+def _issue_json(s: GitHubStandIn, repo: Repo, i: IssueDoc) -> dict[str, Any]:
+    return {
+        "id": i.number,
+        "node_id": f"I_{i.number}",
+        "number": i.number,
+        "url": f"{s.base_url}/repos/{repo.full_name}/issues/{i.number}",
+        "html_url": f"{s.server_url}/{repo.full_name}/issues/{i.number}",
+        "state": i.state,
+        "title": i.title,
+        "body": i.body,
+        "user": s.user_json(i.author),
+        "labels": [repo.labels.get(n, {"name": n}) for n in i.labels],
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": _now(),
+    }
+
+
+def _list_issues(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    state = (q.get("state") or ["open"])[0]
+    wanted = [n for n in (q.get("labels") or [""])[0].split(",") if n]
+    found = [
+        i
+        for i in sorted(repo.issue_docs.values(), key=lambda i: i.number)
+        if state in ("all", i.state) and all(n in i.labels for n in wanted)
+    ]
+    if (q.get("direction") or ["desc"])[0] == "desc":
+        found.reverse()
+    items = [_issue_json(s, repo, i) for i in found]
+    return s._page(items, q, f"/repos/{repo.full_name}/issues")
+
+
+def _create_issue(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    number = max([0, *repo.pulls, *repo.issues, *repo.issue_docs]) + 1
+    labels = [str(x) for x in b.get("labels") or []]
+    for name in labels:
+        repo.labels.setdefault(name, {"name": name, "color": "ededed", "description": None})
+    issue = IssueDoc(number, login, str(b["title"]), _check_body(b.get("body") or ""), labels)
+    repo.issue_docs[number] = issue
+    return 201, {}, _issue_json(s, repo, issue)
+
+
+def _edit_issue(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    issue = repo.issue_docs.get(int(m["number"]))
+    if issue is None:
+        raise ApiError(404, "Not Found")
+    if "body" in b:
+        issue.body = _check_body(b["body"] or "")
+    if "title" in b:
+        issue.title = str(b["title"])
+    return 200, {}, _issue_json(s, repo, issue)
+
+
+def _get_label(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    label = repo.labels.get(unquote(m["name"]))
+    if label is None:
+        raise ApiError(404, "Not Found")
+    return 200, {}, label | {"id": 1, "node_id": "LA_1", "url": "", "default": False}
+
+
+def _create_label(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    name = str(b["name"])
+    if name in repo.labels:
+        raise ApiError(422, "Validation Failed: already_exists")
+    repo.labels[name] = {"name": name, "color": b.get("color"), "description": b.get("description")}
+    return 201, {}, repo.labels[name] | {"id": 1, "node_id": "LA_1", "url": "", "default": False}
+
+
+def _git_put(repo: Repo, kind: str, content: Any) -> str:
+    """Store a git object; its id is a SHA-1 of its content, as in git."""
+    raw = content if isinstance(content, bytes) else json.dumps(content, sort_keys=True).encode()
+    sha = hashlib.sha1(f"{kind} {len(raw)}\0".encode() + raw).hexdigest()
+    repo.git[sha] = (kind, content)
+    return sha
+
+
+def _git_get(repo: Repo, sha: str, kind: str) -> Any:
+    found = repo.git.get(sha)
+    if found is None or found[0] != kind:
+        raise ApiError(404, "Not Found")
+    return found[1]
+
+
+def _tree_of(repo: Repo, commit: str | None) -> dict[str, str]:
+    """path -> blob sha of a commit's whole tree."""
+    if commit is None:
+        return {}
+    tree_sha = _git_get(repo, commit, "commit")[0]
+    return dict(_git_get(repo, tree_sha, "tree"))
+
+
+def _ref_json(s: GitHubStandIn, repo: Repo, ref: str) -> dict[str, Any]:
+    sha = repo.refs[ref]
+    api = f"{s.base_url}/repos/{repo.full_name}/git"
+    return {
+        "ref": f"refs/{ref}",
+        "node_id": f"REF_{ref}",
+        "url": f"{api}/refs/{ref}",
+        "object": {"type": "commit", "sha": sha, "url": f"{api}/commits/{sha}"},
+    }
+
+
+def _get_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    ref = unquote(m["ref"])
+    if ref not in repo.refs:
+        raise ApiError(404, "Not Found")
+    return 200, {}, _ref_json(s, repo, ref)
+
+
+def _create_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    ref = str(b["ref"]).removeprefix("refs/")
+    if ref in repo.refs:
+        raise ApiError(422, "Reference already exists")
+    _git_get(repo, b["sha"], "commit")
+    repo.refs[ref] = b["sha"]
+    return 201, {}, _ref_json(s, repo, ref)
+
+
+def _ancestors(repo: Repo, sha: str) -> set[str]:
+    seen, todo = set(), [sha]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(_git_get(repo, current, "commit")[1])
+    return seen
+
+
+def _update_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    ref = unquote(m["ref"])
+    if ref not in repo.refs:
+        raise ApiError(422, "Reference does not exist")
+    _git_get(repo, b["sha"], "commit")
+    if not b.get("force") and repo.refs[ref] not in _ancestors(repo, b["sha"]):
+        raise ApiError(422, "Update is not a fast forward")
+    repo.refs[ref] = b["sha"]
+    return 200, {}, _ref_json(s, repo, ref)
+
+
+def _commit_json(s: GitHubStandIn, repo: Repo, sha: str) -> dict[str, Any]:
+    tree, parents, message = _git_get(repo, sha, "commit")
+    api = f"{s.base_url}/repos/{repo.full_name}/git"
+    person = {"name": "github-actions[bot]", "email": "bot@example.com", "date": _now()}
+    return {
+        "sha": sha,
+        "node_id": f"C_{sha}",
+        "url": f"{api}/commits/{sha}",
+        "html_url": f"{s.server_url}/{repo.full_name}/commit/{sha}",
+        "author": person,
+        "committer": person,
+        "message": message,
+        "tree": {"sha": tree, "url": f"{api}/trees/{tree}"},
+        "parents": [
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{s.server_url}/commit/{p}"}
+            for p in parents
+        ],
+        "verification": {
+            "verified": False,
+            "reason": "unsigned",
+            "signature": None,
+            "payload": None,
+        },
+    }
+
+
+def _get_commit(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    return 200, {}, _commit_json(s, repo, m["sha"])
+
+
+def _create_commit(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    _git_get(repo, b["tree"], "tree")
+    parents = [str(p) for p in b.get("parents") or []]
+    for p in parents:
+        _git_get(repo, p, "commit")
+    sha = _git_put(repo, "commit", (b["tree"], parents, str(b["message"])))
+    return 201, {}, _commit_json(s, repo, sha)
+
+
+def _get_tree(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    sha = m["sha"]
+    entries: dict[str, str] = _git_get(repo, sha, "tree")
+    recursive = bool((q.get("recursive") or [""])[0])
+    api = f"{s.base_url}/repos/{repo.full_name}/git"
+    listed: list[dict[str, Any]] = []
+    dirs: set[str] = set()
+    for path, blob in sorted(entries.items()):
+        parts = path.split("/")
+        if not recursive and len(parts) > 1:
+            dirs.add(parts[0])
+            continue
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+        data = repo.git[blob][1]
+        listed.append(
+            {
+                "path": path,
+                "mode": "100644",
+                "type": "blob",
+                "sha": blob,
+                "size": len(data),
+                "url": f"{api}/blobs/{blob}",
+            }
+        )
+    for d in sorted(dirs):
+        listed.append({"path": d, "mode": "040000", "type": "tree", "sha": "0" * 40, "url": ""})
+    return 200, {}, {"sha": sha, "url": f"{api}/trees/{sha}", "tree": listed, "truncated": False}
+
+
+def _create_tree(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    tree: dict[str, str] = {}
+    if b.get("base_tree"):
+        tree = dict(_git_get(repo, b["base_tree"], "tree"))
+    for entry in b["tree"]:
+        if entry.get("sha") is None:
+            tree.pop(entry["path"], None)
+            continue
+        if entry.get("type") != "blob":
+            raise ApiError(422, "only blobs are supported by the stand-in")
+        _git_get(repo, entry["sha"], "blob")
+        tree[entry["path"]] = entry["sha"]
+    sha = _git_put(repo, "tree", tree)
+    return 201, {}, {"sha": sha, "url": "", "tree": [], "truncated": False}
+
+
+def _create_blob(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    if b.get("encoding", "utf-8") == "base64":
+        data = base64.b64decode(b["content"])
+    else:
+        data = str(b["content"]).encode("utf-8")
+    sha = _git_put(repo, "blob", data)
+    return 201, {}, {"sha": sha, "url": f"{s.base_url}/repos/{repo.full_name}/git/blobs/{sha}"}
+
+
+def _get_blob(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    data: bytes = _git_get(repo, m["sha"], "blob")
+    return (
+        200,
+        {},
+        {
+            "sha": m["sha"],
+            "node_id": f"B_{m['sha']}",
+            "size": len(data),
+            "url": f"{s.base_url}/repos/{repo.full_name}/git/blobs/{m['sha']}",
+            "content": base64.encodebytes(data).decode("ascii"),
+            "encoding": "base64",
+        },
+    )
 
 
 Handler = Callable[
@@ -758,6 +1094,8 @@ def _get_run(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> 
             "name": run.workflow,
             "status": run.status,
             "conclusion": run.conclusion,
+            "created_at": run.created_at,
+            "run_started_at": run.created_at,
             "html_url": f"{s.server_url}/{repo.full_name}/actions/runs/{run.id}",
             "url": f"{s.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
         },
@@ -953,6 +1291,20 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", REPO + r"/actions/runs/(?P<run_id>\d+)/cancel", _cancel_run),
     ("POST", REPO + r"/statuses/(?P<sha>[^/]+)", _create_status),
     ("POST", r"/app/installations/(?P<installation_id>\d+)/access_tokens", _app_token),
+    ("GET", REPO + r"/issues", _list_issues),
+    ("POST", REPO + r"/issues", _create_issue),
+    ("PATCH", REPO + r"/issues/(?P<number>\d+)", _edit_issue),
+    ("GET", REPO + r"/labels/(?P<name>[^/]+)", _get_label),
+    ("POST", REPO + r"/labels", _create_label),
+    ("GET", REPO + r"/git/ref/(?P<ref>.+)", _get_ref),
+    ("POST", REPO + r"/git/refs", _create_ref),
+    ("PATCH", REPO + r"/git/refs/(?P<ref>.+)", _update_ref),
+    ("GET", REPO + r"/git/commits/(?P<sha>[0-9a-f]{40})", _get_commit),
+    ("POST", REPO + r"/git/commits", _create_commit),
+    ("GET", REPO + r"/git/trees/(?P<sha>[0-9a-f]{40})", _get_tree),
+    ("POST", REPO + r"/git/trees", _create_tree),
+    ("GET", REPO + r"/git/blobs/(?P<sha>[0-9a-f]{40})", _get_blob),
+    ("POST", REPO + r"/git/blobs", _create_blob),
 ]
 
 

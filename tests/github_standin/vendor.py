@@ -46,6 +46,21 @@ OPERATIONS = [
     ("/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "post"),
     ("/repos/{owner}/{repo}/statuses/{sha}", "post"),
     ("/app/installations/{installation_id}/access_tokens", "post"),
+    # The nightly: its issue and label, and the baselines branch by the Git Data API.
+    ("/repos/{owner}/{repo}/issues", "get"),
+    ("/repos/{owner}/{repo}/issues", "post"),
+    ("/repos/{owner}/{repo}/issues/{issue_number}", "patch"),
+    ("/repos/{owner}/{repo}/labels", "post"),
+    ("/repos/{owner}/{repo}/labels/{name}", "get"),
+    ("/repos/{owner}/{repo}/git/ref/{ref}", "get"),
+    ("/repos/{owner}/{repo}/git/refs", "post"),
+    ("/repos/{owner}/{repo}/git/refs/{ref}", "patch"),
+    ("/repos/{owner}/{repo}/git/commits", "post"),
+    ("/repos/{owner}/{repo}/git/commits/{commit_sha}", "get"),
+    ("/repos/{owner}/{repo}/git/trees", "post"),
+    ("/repos/{owner}/{repo}/git/trees/{tree_sha}", "get"),
+    ("/repos/{owner}/{repo}/git/blobs", "post"),
+    ("/repos/{owner}/{repo}/git/blobs/{file_sha}", "get"),
 ]
 
 # (event, action, index in the package's example list for that event)

@@ -130,3 +130,17 @@ def test_size_cap(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_empty_history_serialises() -> None:
     empty = SocBaseline("SM8650")
     assert baseline.loads(empty.to_json()) == empty
+
+
+def test_a_rerun_of_an_old_night_keeps_its_place_in_the_history() -> None:
+    """Night 2's job re-run after night 3 (a later date, the same run) stays second."""
+    b = baseline.record(None, "SM8650", results("SM8650", a=Status.PASS), night(1))
+    b = baseline.record(b, "SM8650", results("SM8650", a=Status.FAIL), night(2))
+    b = baseline.record(b, "SM8650", results("SM8650", a=Status.PASS), night(3))
+    rerun = RunInfo(night(2).sha, "2026-11-09T10:00:00Z", night(2).run_url)
+    b = baseline.record(b, "SM8650", results("SM8650", a=Status.ERROR), rerun)
+    assert [r.run_url for r in b.runs] == [night(n).run_url for n in (1, 2, 3)]
+    assert b.tests[A] == (Status.PASS, Status.ERROR, Status.PASS)
+    assert b.latest_run == night(3)
+    # What the re-run is compared with: the nights before it, not the later one.
+    assert [r.run_url for r in b.before(rerun).runs] == [night(1).run_url]
