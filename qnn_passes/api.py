@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
-from qnn_passes import pipeline
+from qnn_passes import export_stage, pipeline
 from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
 from qnn_passes.lift_qnn_constants import LiftQnnConstants
 from qnn_passes.methods import (
@@ -56,6 +56,8 @@ R = TypeVar("R")
 EXPORT_PASSES_META = "qnn_passes.export_passes"
 # The QNN SDK release ExecuTorch 1.5.1's QNN backend is built against.
 QNN_SDK_RELEASE = "QAIRT 2.37"
+# Backends qnn_passes lowers to (ExecuTorch defines pass managers for exactly these).
+LOWERABLE_VARIANTS = ("htp", "gpu", "lpai")
 _BACKEND_LIBRARIES = {"htp": "QnnHtp", "gpu": "QnnGpu", "lpai": "QnnLpai", "dsp": "QnnDsp"}
 
 
@@ -171,22 +173,58 @@ def run_export_passes(program: Any, compiler_specs: list[Any] | None = None) -> 
     return program
 
 
-def _check_exported(name: str, program: Any, backend: Any) -> None:
+def _check_exported(name: str, program: Any, backend: Any) -> bool:
+    """True if qnn_export ran QNN's export-stage passes on ``program`` (for this backend)."""
     needed = tuple(p.__name__ for p in _pass_manager_cls(backend).get_export_passes())
     ran = program.graph_module.meta.get(EXPORT_PASSES_META)
     if ran is None:
-        raise QnnConfigError(
-            f"qnn_transform_passes: the program for method '{name}' did not come from "
-            "qnn_export, so QNN's export-stage passes have not run on it; create it with "
-            "qnn_export(model, example_inputs, compiler_specs=...)."
-        )
+        return False
     if tuple(ran) != needed:
         missing = [p for p in needed if p not in ran]
         raise QnnConfigError(
             f"qnn_transform_passes: method '{name}' was exported for another QNN backend: its "
             f"compiler specs select {variant_of(backend)}, whose export stage also runs "
             f"{missing or 'a different pass list'}. Call qnn_export(..., "
-            "compiler_specs=compiler_specs) with the same specs."
+            "compiler_specs=compiler_specs) with the same specs, or pass the program straight "
+            "from torch.export.export."
+        )
+    return True
+
+
+def _variant(specs: list[Any], name: str, where: str) -> tuple[Any, str]:
+    """(backend type, pipeline variant) of one method's specs; QnnConfigError if not HTP/GPU/LPAI."""
+    backend = backend_of(specs)
+    variant = variant_of(backend)
+    if variant not in LOWERABLE_VARIANTS:
+        raise QnnConfigError(
+            f"{where}: the compiler specs of method '{name}' select the QNN backend "
+            f"'{backend}', which qnn_passes does not lower to; build them with "
+            "generate_htp_compiler_spec, generate_gpu_compiler_spec or "
+            f"generate_lpai_compiler_spec (backends {list(LOWERABLE_VARIANTS)})."
+        )
+    return backend, variant
+
+
+def _check_job(passes_job: Any, variant: str, name: str) -> None:
+    """Refuse a passes_job naming one of ExecuTorch's export-stage passes this variant has no to-edge slot for."""
+    if not isinstance(passes_job, Mapping):
+        return
+    to_edge = {n for n, _ in pipeline.ACTIVATIONS[variant]}
+    for key in passes_job:
+        label = getattr(key, "__name__", None)
+        module = getattr(key, "__module__", "")
+        entry = export_stage.BY_NAME.get(label) if isinstance(label, str) else None
+        if entry is None or label in to_edge or module.startswith("qnn_passes"):
+            continue
+        where = (
+            f"it runs as {entry.runs_as.replace(':', '.')} at the start of the to-edge stage"
+            if entry.runs_as is not None
+            else f"to-edge's own decomposition makes it unnecessary ({entry.why})"
+        )
+        raise QnnConfigError(
+            f"qnn_transform_passes: passes_job for method '{name}' names {module}.{label}, one "
+            f"of QNN's export-stage passes; in the canonical flow {where}, for every program "
+            "not made by qnn_export. Remove it from passes_job."
         )
 
 
@@ -221,10 +259,13 @@ def qnn_transform_passes(
 
     result: dict[str, list[Any]] = {}
     for name in names:
-        backend = backend_of(specs[name])
-        _check_exported(name, progs[name], backend)
+        backend, variant = _variant(specs[name], name, "qnn_transform_passes")
+        _check_job(jobs[name], variant, name)
+        # A program from qnn_export (or marked by older code that ran ExecuTorch's export
+        # passes through it) has had them; running the migrated ones again is skipped.
+        exported = _check_exported(name, progs[name], backend)
         solved = pipeline.plan(
-            variant_of(backend),
+            variant,
             jobs[name],
             tables[name],
             convert_linear_to_conv2d=convert_linear_to_conv2d,
@@ -237,6 +278,8 @@ def qnn_transform_passes(
             skip_node_id_set=skip_node_id_set,
             skip_node_op_set=skip_node_op_set,
         )
+        if not exported:
+            passes = [*export_stage.export_stage_passes(variant, method=name), *passes]
         result[name] = [
             RunQnnPasses(passes, method=name),
             LiftQnnConstants(
@@ -254,17 +297,21 @@ def qnn_partitioners(
     skip_node_op_set: set[str] | None = None,
     skip_mutable_buffer: bool = False,
 ) -> Any:
-    """``[QnnPartitioner(...)]`` per method (a dict of lists for a dict of programs)."""
-    from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
+    """``[QnnEdgePartitioner(...)]`` per method (a dict of lists for a dict of programs).
+
+    :class:`~qnn_passes.qnn_partitioner.QnnEdgePartitioner` is ExecuTorch's QnnPartitioner
+    that also keeps whole the ATen ops the migrated export-stage passes rewrite.
+    """
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
 
     names = method_names(programs)
     specs = per_method_specs(compiler_specs, names)
     result = {
         name: [
-            QnnPartitioner(
+            QnnEdgePartitioner(
                 specs[name],
-                skip_node_id_set=skip_node_id_set,
-                skip_node_op_set=skip_node_op_set,
+                skip_node_id_set=set() if skip_node_id_set is None else skip_node_id_set,
+                skip_node_op_set=set() if skip_node_op_set is None else skip_node_op_set,
                 skip_mutable_buffer=skip_mutable_buffer,
             )
         ]

@@ -34,7 +34,7 @@ the program it transforms and removes orphaned inputs from the signature.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
@@ -53,7 +53,8 @@ def dilate(kernel: torch.Tensor, dilation: list[int], fill: torch.Tensor | float
     grown = [k + (k - 1) * (d - 1) for k, d in zip(taps, dilation, strict=True)]
     out = torch.empty((i, o, *grown), dtype=kernel.dtype)
     out[...] = fill
-    out[(..., *(slice(None, None, d) for d in dilation))] = kernel
+    taps_index: Any = (..., *(slice(None, None, d) for d in dilation))
+    out[taps_index] = kernel
     return out
 
 
@@ -111,8 +112,9 @@ class CanonicalizeConv(ExportedProgramPassBase):
         new_weights: dict[tuple[torch.fx.Node, tuple[Any, ...]], torch.fx.Node],
         replaced: list[torch.fx.Node],
     ) -> bool:
-        stride = list(conv.args[STRIDE])
-        dilation = list(conv.args[DILATION])
+        conv_args: tuple[Any, ...] = conv.args
+        stride = list(conv_args[STRIDE])
+        dilation = list(conv_args[DILATION])
         transposed = bool(conv.args[TRANSPOSED])
         is_1d = len(stride) == 1
         undilate = transposed and any(d != 1 for d in dilation)
@@ -160,9 +162,9 @@ class CanonicalizeConv(ExportedProgramPassBase):
         if is_1d:
             args[INPUT] = self._unsqueeze(ep.graph_module, conv, conv.args[INPUT], 2, before=conv)
             args[STRIDE] = [1, *stride]
-            args[PADDING] = [0, *conv.args[PADDING]]
-            args[DILATION] = [1, *args[DILATION]]
-            args[OUTPUT_PADDING] = [0, *conv.args[OUTPUT_PADDING]]
+            args[PADDING] = [0, *conv_args[PADDING]]
+            args[DILATION] = [1, *cast("list[int]", args[DILATION])]
+            args[OUTPUT_PADDING] = [0, *conv_args[OUTPUT_PADDING]]
         conv.args = tuple(args)
         if is_1d:
             self._squeeze_output(ep.graph_module, conv)

@@ -6,6 +6,8 @@ stays fast and a missing ``[passes]`` extra is reported by the command that need
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import click
 
 EXTRA_MISSING = (
@@ -17,7 +19,7 @@ EXTRA_MISSING = (
 _STACK = ("torch", "executorch", "torchao")
 
 
-def _load_pipeline():  # type: ignore[no-untyped-def]
+def _load_pipeline() -> ModuleType:
     try:
         from qnn_passes import pipeline
 

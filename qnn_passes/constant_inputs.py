@@ -36,7 +36,8 @@ def input_spec(ep: ExportedProgram, node: torch.fx.Node) -> InputSpec | None:
         return None
     for spec in ep.graph_signature.input_specs:
         if getattr(spec.arg, "name", None) == node.name:
-            return spec
+            found: InputSpec = spec
+            return found
     return None
 
 

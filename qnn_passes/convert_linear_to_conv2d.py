@@ -104,7 +104,7 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
         if not constant_inputs.is_constant(ep, source):
             out, inp = weight.meta["val"].shape
             with gm.graph.inserting_before(linear):
-                view = gm.graph.call_function(
+                view: torch.fx.Node = gm.graph.call_function(
                     exir_ops.edge.aten.view_copy.default, (weight, [out, inp, 1, 1])
                 )
             view.meta = helper_meta(
@@ -142,8 +142,9 @@ class ConvertLinearToConv2d(ExportedProgramPassBase):
         return dq
 
     def _convert(self, gm: torch.fx.GraphModule, linear: torch.fx.Node, weight: Any) -> None:
-        x = linear.args[0]
-        bias = linear.args[2] if len(linear.args) > 2 else linear.kwargs.get("bias")
+        linear_args: tuple[Any, ...] = linear.args
+        x: torch.fx.Node = linear_args[0]
+        bias = linear_args[2] if len(linear_args) > 2 else linear.kwargs.get("bias")
         x_val = x.meta["val"]
         rank = x_val.dim()
         before, after = _RANK_PLAN[rank]

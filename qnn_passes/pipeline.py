@@ -302,7 +302,7 @@ def default_dep_table(variant: str) -> dict[type, list[type]]:
 
 
 def _init_defaults(cls: type) -> dict[str, Any]:
-    params = inspect.signature(cls.__init__).parameters
+    params = inspect.signature(cls).parameters
     return {
         k: (None if v.default is inspect.Parameter.empty else v.default)
         for k, v in params.items()
@@ -413,7 +413,7 @@ def plan(
             )
         job[target] = entry
     linear_to_conv = swap.get(executorch_pass("ConvertLinearToConv2d"))
-    if convert_linear_to_conv2d and linear_to_conv in job:
+    if convert_linear_to_conv2d and linear_to_conv is not None and linear_to_conv in job:
         job[linear_to_conv][ACTIVATE_KEY] = True
 
     raw_deps = (

@@ -77,5 +77,5 @@ class RunQnnPasses(ExportedProgramPassBase):
             if _can_eliminate_common_getitems(gm):
                 _common_getitem_elimination_pass(gm, ep.graph_signature, ep.module_call_graph)
             gm.recompile()
-            ep._range_constraints = _get_updated_range_constraints(gm)
+            ep._range_constraints = _get_updated_range_constraints(gm)  # type: ignore[no-untyped-call]
         return ExportedProgramPassResult(ep, modified)

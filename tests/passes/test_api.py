@@ -118,10 +118,16 @@ def test_transform_passes_contract() -> None:
     assert by_method["a"] is not by_method["b"]
 
 
-def test_transform_passes_refuses_programs_qnn_export_did_not_make() -> None:
+def test_transform_passes_run_the_export_stage_only_for_programs_qnn_export_did_not_make() -> None:
+    from qnn_passes.export_stage import CheckExportStage
+    from qnn_passes.lift_scalar_operands import LiftScalarOperands
+
     program = torch.export.export(_model(), (X,), strict=True)
-    with pytest.raises(QnnConfigError, match="did not come from qnn_export"):
-        qnn_transform_passes(program, flows.specs())
+    fresh = qnn_transform_passes(program, flows.specs())[0].names
+    assert fresh[fresh.index("LiftScalarOperands") + 2] == CheckExportStage.__name__
+    exported = qnn_transform_passes(qnn_export(_model(), (X,)), flows.specs())[0].names
+    assert LiftScalarOperands.__name__ not in exported
+    assert fresh[len(fresh) - len(exported) :] == exported
     htp_exported = qnn_export(_model(), (X,))
     with pytest.raises(
         QnnConfigError, match=r"exported for another QNN backend.*lpai.*DecomposeHardsigmoid"
