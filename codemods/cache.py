@@ -24,10 +24,9 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 FORMAT = "qnn-migrate-cache-1"
 ENV = "QNN_MIGRATE_CACHE_DIR"
@@ -66,8 +65,7 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """A file's cached result: the sites (as plain lists), whether it changed, and the new
     bytes when it did."""
 

@@ -19,8 +19,7 @@ import sys
 import tokenize
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -75,8 +74,7 @@ class ConfigurationError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What happened to one file."""
 
     path: str
@@ -172,8 +170,7 @@ def _sites(path: str, result: Any) -> tuple[Site, ...]:
     return tuple(sorted(sites, key=lambda s: (s.line, s.column)))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """What every file of a run is rewritten with (plain values: sent to the workers)."""
 
     target: str
@@ -194,7 +191,7 @@ def process_text(
         text, encoding = decode(data)
     except ValueError as error:
         outcome = _error(path, f"{error}; skipped")
-        return replace(outcome, digest=digest, entry=_entry(outcome, None)), None
+        return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
     try:
         # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.
         filename = path if path == "-" else os.path.abspath(path)
@@ -206,15 +203,15 @@ def process_text(
         result = rewrite_code(text, options, filename=filename)
     except RewriteError as error:
         outcome = _syntax_error(text, path, str(error))
-        return replace(outcome, digest=digest, entry=_entry(outcome, None)), None
+        return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
     except Exception as error:  # a bug in the rule must not stop the run; never cached
         message = f"internal error ({type(error).__name__}: {error}); skipped, please report it"
         return _error(path, message), None
     new = result.code.encode(encoding) if result.changed else None
     outcome = Outcome(path, result.changed, _sites(path, result), digest=digest)
-    outcome = replace(outcome, entry=_entry(outcome, new))
+    outcome = outcome._replace(entry=_entry(outcome, new))
     if new is not None and mode == "diff":
-        outcome = replace(outcome, diff=unified_diff(path, text, result.code))
+        outcome = outcome._replace(diff=unified_diff(path, text, result.code))
     return outcome, new
 
 
@@ -235,7 +232,7 @@ def _from_entry(path: str, entry: Entry, data: bytes, mode: Mode) -> tuple[Outco
     outcome = Outcome(path, entry.changed, sites, digest=content_digest(data), entry=entry)
     if entry.new is not None and mode == "diff":
         text, encoding = decode(data)
-        outcome = replace(outcome, diff=unified_diff(path, text, entry.new.decode(encoding)))
+        outcome = outcome._replace(diff=unified_diff(path, text, entry.new.decode(encoding)))
     return outcome, entry.new
 
 
@@ -271,8 +268,7 @@ def _write(path: str, outcome: Outcome, new: bytes | None, stat: os.stat_result)
         write_atomically(path, new, stat)
     except OSError as error:
         reason = error.strerror or str(error)
-        return replace(
-            outcome,
+        return outcome._replace(
             changed=False,
             sites=(
                 *outcome.sites,
@@ -329,9 +325,9 @@ def _frozen_imports() -> Iterator[None]:
         gc.unfreeze()
 
 
-@dataclass
 class _Progress:
-    bar: Any = None
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
 
     def step(self) -> None:
         if self.bar is not None:
@@ -398,8 +394,7 @@ def run(
                 tick.step()
             else:
                 mentioning[path] = (data, stat)
-        settings = replace(
-            settings,
+        settings = settings._replace(
             imported_from=reexport_scan(
                 {os.path.abspath(p): data for p, (data, _) in mentioning.items()}
             ),

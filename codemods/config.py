@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 TABLE = "qnn-migrate"
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's default
@@ -26,8 +25,7 @@ class ConfigError(ValueError):
     """The configuration file is malformed; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """What ``[tool.qnn-migrate]`` set (None: not set) and where it was found."""
 
     path: str | None = None  # the pyproject.toml, None when there is none

@@ -26,8 +26,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import pathspec  # imported when an ignore file is read: a tree without one never pays
@@ -56,8 +55,7 @@ DEFAULT_EXCLUDES = (
 LOOP = "is a symbolic link loop (it resolves to itself); skipped"
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """What to exclude; patterns are relative to ``root``."""
 
     root: str
@@ -67,13 +65,13 @@ class Selection:
     force_exclude: bool = False
 
 
-@dataclass
 class Found:
     """The files to process, in walk order, and what could not be walked."""
 
-    files: list[str] = field(default_factory=list)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
-    links: list[str] = field(default_factory=list)  # symbolic links not followed
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.errors: list[tuple[str, str]] = []  # (path, message)
+        self.links: list[str] = []  # symbolic links not followed
 
 
 def exclusion(patterns: Sequence[str]) -> Callable[[str, str], bool]:
@@ -91,15 +89,14 @@ def exclusion(patterns: Sequence[str]) -> Callable[[str, str], bool]:
 
 
 # -- git's ignore files ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Ignore:
+class _Ignore(NamedTuple):
     """One ignore file's patterns, which apply to paths relative to ``base``."""
 
     base: str  # absolute directory the patterns are relative to
     spec: pathspec.GitIgnoreSpec
     # One expression that matches wherever any line's own expression does: most paths match
     # no line, and one search says so at a tenth of the cost of asking each line.
-    any_line: re.Pattern[str] | None = field(default=None, compare=False)
+    any_line: re.Pattern[str] | None = None
 
     @staticmethod
     def of(base: str, spec: pathspec.GitIgnoreSpec) -> _Ignore:
@@ -122,7 +119,12 @@ def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
         expression = getattr(pattern, "regex", None)
         if not isinstance(expression, re.Pattern) or not isinstance(expression.pattern, str):
             return None
-        parts.append(_NAMED_GROUP.sub("(?:", expression.pattern))
+        part = _NAMED_GROUP.sub("(?:", expression.pattern)
+        if part.startswith(_ANY_DIRECTORY):
+            # The same set of relative paths (they never start with "/"), found by a search
+            # without backtracking over every prefix of the path.
+            part = "(?:^|/)" + part[len(_ANY_DIRECTORY) :]
+        parts.append(part)
     try:
         return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
     except re.error:
@@ -130,6 +132,7 @@ def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+_ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec begins a line without a leading or middle "/"
 
 
 def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore | None:

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Kind = Literal["rewritten", "unfixable", "error", "info"]
 Mode = Literal["write", "diff", "check"]
 FORMATS = ("text", "json", "github")
 
 
-@dataclass(frozen=True, order=True)
-class Site:
+class Site(NamedTuple):
     """One place the run has something to say about: 1-based line and column."""
 
     path: str
@@ -34,16 +32,18 @@ class Site:
         return f"{self.path}:{self.line}:{self.column}: {prefix}{self.reason}"
 
 
-@dataclass
 class RunReport:
     """Everything a run found, in the order the files were given."""
 
-    mode: Mode
-    target: str
-    scanned: int = 0
-    changed: list[str] = field(default_factory=list)
-    sites: list[Site] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)  # symbolic links not followed
+    def __init__(
+        self, mode: Mode, target: str, scanned: int = 0, changed: list[str] | None = None
+    ) -> None:
+        self.mode = mode
+        self.target = target
+        self.scanned = scanned
+        self.changed: list[str] = changed or []
+        self.sites: list[Site] = []
+        self.links: list[str] = []  # symbolic links not followed
 
     def of_kind(self, kind: Kind) -> list[Site]:
         return [s for s in self.sites if s.kind == kind]
