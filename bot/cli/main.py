@@ -223,15 +223,30 @@ def load_baseline(directory: Path | None) -> Baseline:
     help="The nightly baselines (<SOC>.json, bot.baseline format); none: all UNCLASSIFIED.",
 )
 @click.option("--comment-id", type=int, default=None, help="Dispatch input `comment_id`.")
+@click.option(
+    "--dry-run", is_flag=True, help="Render the comment without GitHub (to stdout or --body-out)."
+)
+@click.option(
+    "--body-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --dry-run: write the comment body here.",
+)
 @CATALOG_OPTION
 def report_cmd(
     shards_file: Path | None,
     results_dir: Path,
     baseline_path: Path | None,
     comment_id: int | None,
+    dry_run: bool,
+    body_out: Path | None,
     catalog_path: Path | None,
 ) -> None:
-    """Write the run's results to its PR comment and set the commit status on the pinned SHA."""
+    """Write the run's results to its PR comment and set the commit status on the pinned SHA.
+
+    With --dry-run nothing is read from or written to GitHub: the comment is rendered as a
+    first report of the run would be, and the summary printed as JSON on stderr.
+    """
     catalog = load_catalog(catalog_path)
     text = environment().get("QNN_SHARDS", "")
     if shards_file is None and not text:
@@ -242,6 +257,23 @@ def report_cmd(
         fail(str(exc), EXIT_INPUT)
     baseline = load_baseline(baseline_path)
     results = collect_results(results_dir, planned)
+    if dry_run:
+        from qnn_migrate.bot.pr.report import render_offline
+
+        env = environment()
+        repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
+            "GITHUB_REPOSITORY", "OWNER/REPO"
+        )
+        summary, body = render_offline(planned, results, baseline, catalog, repo_url)
+        if body_out is not None:
+            body_out.write_text(body, encoding="utf-8")
+        else:
+            click.echo(body, nl=False)
+        click.echo(
+            json.dumps({"state": summary.state, "ran": summary.ran, "expected": summary.expected}),
+            err=True,
+        )
+        return
     session = github_session()
     try:
         outcome = report(

@@ -34,6 +34,52 @@ SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 # A build folder the shard may name: relative, plain characters, no `..`, never an option.
 BUILD_FOLDER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}$")
 HOST_LOCAL_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
+# Where a shard's results come from; the report keeps them apart.
+PHONE = "phone"
+SIMULATOR = "x86 simulator"
+COMPILE_ONLY = "compile only"
+
+
+def mode_of(shard: Shard) -> str:
+    """Whether ``shard`` ran on a phone, the x86 HTP simulator, or compiled only."""
+    if shard.compile_only:
+        return COMPILE_ONLY
+    return SIMULATOR if shard.enable_x86_64 else PHONE
+
+
+def baseline_key(shard: Shard) -> str:
+    """The nightly history a shard's failures are compared with: its SoC's phones, or, for
+    the simulator, a history of its own (``SM8650 (x86 simulator)``) that phone nights
+    never write, so a simulator result is never judged against a phone's."""
+    mode = mode_of(shard)
+    return shard.soc if mode == PHONE else f"{shard.soc} ({mode})"
+
+
+def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str]:
+    """The command that reruns ``tests`` of ``shard`` locally: its mode and backend, the
+    adb flags (as $ADB_HOST/$SERIAL) only when it ran on a phone."""
+    argv = catalog.command_argv(
+        list(tests),
+        soc=shard.soc,
+        backend=shard.backend,
+        seed=shard.seed,
+        host="$ADB_HOST",
+        device="$SERIAL",
+        build_folder=shard.build_folder,
+    )
+    mode = mode_of(shard)
+    if mode == PHONE:
+        return argv
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in ("--host", "--device"):
+            skip = True
+        else:
+            out.append(word)
+    return out + (["--enable_x86_64"] if mode == SIMULATOR else ["--compile_only"])
 
 
 class PlanError(ValueError):

@@ -22,6 +22,7 @@ from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Status, Verdict
 from qnn_migrate.bot.pr.commands import Action, Command
+from qnn_migrate.bot.pr.plan import COMPILE_ONLY, PHONE, SIMULATOR, repro_argv
 from qnn_migrate.bot.pr.state import MARKER, Phase, RunState
 from qnn_migrate.bot.pr.summary import Failure, Group, Summary
 
@@ -82,9 +83,34 @@ class Links:
         return f"{self.repo_url}/commit/{sha}"
 
 
+def _place(soc: str, mode: str) -> str:
+    """The SoC column: the SoC, and the mode when the results are not from a phone."""
+    return soc if mode == PHONE else f"{soc} ({mode})"
+
+
+def _modes_line(summary: Summary) -> str:
+    """Where the results came from, when not only from phones (kept apart in the tables)."""
+    modes = list(dict.fromkeys(g.mode for g in summary.groups))
+    if modes in ([], [PHONE]):
+        return ""
+    names = {PHONE: "phones", SIMULATOR: "the x86 HTP simulator", COMPILE_ONLY: "compile only"}
+    return (
+        "Results from "
+        + ", ".join(names.get(m, m) for m in modes)
+        + (
+            "; simulator results are compared with the simulator's own nightly history, never "
+            "with phones'."
+            if SIMULATOR in modes
+            else ""
+        )
+    )
+
+
 def _where_it_ran(group: Group) -> str:
     """Which phones ran the group, and whether a shard was retried after an INFRA failure."""
     text = ""
+    if group.mode != PHONE:
+        text += f" · on the {group.mode}" if group.mode == SIMULATOR else f" · {group.mode}"
     if group.devices:
         # Serials come from result files written next to PR code, and markdown is not
         # rendered inside <summary>: keep only the characters a serial or host:port has.
@@ -187,7 +213,7 @@ def _counts_row(group: Group, links: Links, max_logs: int) -> str:
         logs += f" +{len(urls) - max_logs}"
     mark = "✅" if group.ok else "❌"
     return (
-        f"| {mark} {group.soc} | `{group.matrix}` | {counts} | "
+        f"| {mark} {_place(group.soc, group.mode)} | `{group.matrix}` | {counts} | "
         f"{group.ran} of {group.expected} | {logs} |"
     )
 
@@ -199,28 +225,36 @@ def _failure_rows(failures: Sequence[Failure], links: Links, with_messages: bool
         log_cell = f"[log]({log})" if log else ""
         message = escape(f.result.message) if with_messages else ""
         rows.append(
-            f"| {f.soc} | `{f.result.test_id}` | {ICON[f.result.status]} | "
+            f"| {_place(f.soc, f.mode)} | `{f.result.test_id}` | {ICON[f.result.status]} | "
             f"**{f.verdict.value}** | {log_cell} | {message} |"
         )
     return rows
 
 
 def _repro(summary: Summary, catalog: Catalog, state: RunState) -> str:
-    """A local command per SoC that reruns exactly the failed tests (display only)."""
+    """A local command per SoC and mode that reruns exactly the failed tests (display only).
+
+    Built from the failing shard (mode, backend, seed, build folder): no adb flags for
+    the simulator, which runs on the host."""
     command = state.command
     lines = []
-    by_soc: dict[str, list[str]] = {}
+    by_place: dict[tuple[str, str], tuple[Failure, list[str]]] = {}
     for f in summary.failures:
-        by_soc.setdefault(f.soc, []).append(f.result.test_id)
-    for soc, tests in by_soc.items():
-        argv = catalog.command_argv(
-            list(dict.fromkeys(tests)),
-            soc=soc,
-            backend=str(command.get("backend", catalog.defaults.backend)),
-            seed=int(command.get("seed", catalog.defaults.seed)),
-            host="$ADB_HOST",
-            device="$SERIAL",
-        )
+        entry = by_place.setdefault((f.soc, f.mode), (f, []))
+        entry[1].append(f.result.test_id)
+    for (soc, _), (first, tests) in by_place.items():
+        unique = list(dict.fromkeys(tests))
+        if first.shard is not None:
+            argv = repro_argv(catalog, first.shard, unique)
+        else:
+            argv = catalog.command_argv(
+                unique,
+                soc=soc,
+                backend=str(command.get("backend", catalog.defaults.backend)),
+                seed=int(command.get("seed", catalog.defaults.seed)),
+                host="$ADB_HOST",
+                device="$SERIAL",
+            )
         # Every word is a validated id or catalog value, so quoting is for display only.
         lines.append(
             shlex.join(argv).replace("'$ADB_HOST'", "$ADB_HOST").replace("'$SERIAL'", "$SERIAL")
@@ -249,6 +283,9 @@ def _report_body(
         f"tests on {len({g.soc for g in summary.groups})} SoC(s) · baseline: {baseline_label}"
         + (f" · [workflow run]({links.run_url})" if links.run_url else ""),
     ]
+    modes = _modes_line(summary)
+    if modes:
+        out += ["", modes]
     if head_sha and head_sha != state.sha:
         out += [
             "",

@@ -120,3 +120,34 @@ def report(
         sha, summary.state, catalog.policy.status_context, summary.description, links.run_url
     )
     return ReportOutcome(summary, body, written, created, edited, superseded)
+
+
+def render_offline(
+    planned: Sequence[Shard],
+    results: Sequence[ShardResult],
+    baseline: Baseline,
+    catalog: Catalog,
+    repo_url: str,
+) -> tuple[Summary, str]:
+    """The comment a first report of this run would write, with no GitHub at all."""
+    if not planned:
+        raise ValueError("report needs the planned shards")
+    summary = summarize(reconcile(planned, results), baseline)
+    first = planned[0]
+    failed = tuple((f.soc, f.matrix, f.result.test_id) for f in summary.failures)
+    state = RunState(
+        phase=Phase.REPORTED,
+        pr=first.pr or 0,
+        sha=first.sha,
+        command={},
+        requested_by="",
+        comment_id=0,
+        expected=summary.expected,
+        failed=failed,
+        failed_total=len(failed),
+    )
+    label = f"nightly at `{baseline.sha[:12]}`" if baseline.sha else "no nightly baseline"
+    body = render.render_report(
+        summary, state, render.Links(repo_url), catalog, baseline_label=label
+    )
+    return summary, body

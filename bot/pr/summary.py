@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.pr.plan import baseline_key, mode_of
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class Failure:
     result: TestResult
     verdict: Verdict
     log_url: str | None
+    mode: str = "phone"  # plan.mode_of: phone, x86 simulator, compile only
+    shard: Shard | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Group:
     shard_ids: tuple[str, ...]
     devices: tuple[str, ...] = ()  # the phones that produced the results, as reported
     retried: int = 0  # shards that needed a second attempt (an INFRA failure on a phone)
+    mode: str = "phone"  # phone, x86 simulator or compile only: never mixed in one group
 
     @property
     def expected(self) -> int:
@@ -82,12 +86,15 @@ class Summary:
 
 
 def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
-    """Group shard results by SoC x matrix (in shard order) and judge every failure."""
-    order: list[tuple[str, str]] = []
-    collected: dict[tuple[str, str], list[ShardResult]] = {}
+    """Group shard results by SoC x matrix x mode (in shard order) and judge every failure.
+
+    Simulator and compile-only results form groups of their own and are judged against
+    their own history (``plan.baseline_key``), never against phones'."""
+    order: list[tuple[str, str, str]] = []
+    collected: dict[tuple[str, str, str], list[ShardResult]] = {}
     failures: list[Failure] = []
     for sr in results:
-        key = (sr.shard.soc, sr.shard.matrix)
+        key = (sr.shard.soc, sr.shard.matrix, mode_of(sr.shard))
         if key not in collected:
             order.append(key)
             collected[key] = []
@@ -100,21 +107,26 @@ def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
                         matrix=sr.shard.matrix,
                         shard_id=sr.shard.id,
                         result=r,
-                        verdict=baseline.verdict(sr.shard.soc, r),
+                        verdict=baseline.verdict(baseline_key(sr.shard), r),
                         log_url=sr.log_url,
+                        mode=mode_of(sr.shard),
+                        shard=sr.shard,
                     )
                 )
     groups = tuple(
         Group(
             soc=soc,
             matrix=matrix,
-            results=tuple(r for sr in collected[(soc, matrix)] for r in sr.results),
-            log_urls=tuple(sr.log_url for sr in collected[(soc, matrix)] if sr.log_url),
-            shard_ids=tuple(sr.shard.id for sr in collected[(soc, matrix)]),
-            devices=tuple(dict.fromkeys(sr.device for sr in collected[(soc, matrix)] if sr.device)),
-            retried=sum(sr.attempts > 1 for sr in collected[(soc, matrix)]),
+            results=tuple(r for sr in collected[(soc, matrix, mode)] for r in sr.results),
+            log_urls=tuple(sr.log_url for sr in collected[(soc, matrix, mode)] if sr.log_url),
+            shard_ids=tuple(sr.shard.id for sr in collected[(soc, matrix, mode)]),
+            devices=tuple(
+                dict.fromkeys(sr.device for sr in collected[(soc, matrix, mode)] if sr.device)
+            ),
+            retried=sum(sr.attempts > 1 for sr in collected[(soc, matrix, mode)]),
+            mode=mode,
         )
-        for soc, matrix in order
+        for soc, matrix, mode in order
     )
     expected = sum(g.expected for g in groups)
     ran = sum(g.ran for g in groups)
