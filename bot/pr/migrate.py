@@ -346,13 +346,17 @@ def _summary(
         for o in outcomes
         if (o.suggestions or o.outside or o.left) and PLAIN_PATH_RE.match(o.path)
     )
+    files = " ".join(local) if local else "."
     out += [
-        "**Run it locally** (the same rewrite, nothing from this PR is run by the bot):",
+        f"**Run it locally** with qnn-migrate {version}, the version this bot runs (the bot "
+        "itself runs nothing from this PR):",
         "",
         "```sh",
-        f"pip install 'qnn-migrate=={version}'",
-        f"qnn-migrate rewrite --diff --target {target} " + (" ".join(local) if local else "."),
+        f"qnn-migrate rewrite --diff --target {target} {files}",
+        f"qnn-migrate rewrite --target {target} {files}",
         "```",
+        "",
+        "The first command shows the changes; the second makes them.",
     ]
     return "\n".join(out) + "\n"
 
