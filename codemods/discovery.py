@@ -1,9 +1,9 @@
 """Which files a run takes: the walk of the PATH arguments, exclusions and git's ignore files.
 
 Exclusion patterns (``exclude``, ``extend-exclude``) are matched as ruff matches them: a
-pattern matches a file or directory by its name, or by its path relative to the project root
-(the directory holding the configuration, else the current directory), with ``fnmatch``
-wildcards (``*`` also crosses ``/``). Git's ignore files (``.gitignore`` at every level and
+pattern without ``/`` matches a file or directory by its name, one with ``/`` by its path
+relative to the project root (the directory holding the configuration, else the current
+directory), with ``fnmatch`` wildcards (``*`` also crosses ``/``). Git's ignore files (``.gitignore`` at every level and
 ``.git/info/exclude``) are read with ``pathspec``'s implementation of git's rules, not a
 parser of our own: a deeper file wins over a shallower one, ``.gitignore`` over
 ``info/exclude``, and the last matching line of a file decides (``!`` re-includes).
@@ -86,6 +86,12 @@ def exclusion(patterns: Sequence[str]) -> Callable[[str, str], bool]:
         return bool(either.match(normcase(name)) or either.match(normcase(relative)))
 
     return excluded
+
+
+def _compiled(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in patterns))
 
 
 # -- git's ignore files ----------------------------------------------------------------------
@@ -227,9 +233,22 @@ class _Matcher:
 
     def __init__(self, selection: Selection) -> None:
         self.root = os.path.abspath(selection.root)
-        self.directory_excluded = exclusion((*selection.exclude, *selection.extend_exclude))
-        self.file_excluded = self.directory_excluded
+        patterns = (*selection.exclude, *selection.extend_exclude)
+        # As ruff's: a pattern without "/" matches the name, one with "/" the path from the
+        # root. Split, each entry needs one match of its name, and one of its path only when
+        # some pattern has a "/".
+        self.by_name = _compiled([p for p in patterns if "/" not in p])
+        self.by_path = _compiled([p for p in patterns if "/" in p])
         self.gitignore = selection.respect_gitignore
+
+    def pattern_excluded(self, name: str, absolute: str) -> bool:
+        """Whether an exclusion pattern matches the entry ``name`` at ``absolute``."""
+        normcase = os.path.normcase
+        if self.by_name is not None and self.by_name.match(normcase(name)):
+            return True
+        return self.by_path is not None and bool(
+            self.by_path.match(normcase(self.relative(absolute)))
+        )
 
     def relative(self, path: str) -> str:
         """``path`` (absolute) relative to the root, or absolute outside it (where only
@@ -245,7 +264,7 @@ class _Matcher:
         inside = absolute.startswith(self.root + os.sep)
         current = absolute
         while True:
-            if self.directory_excluded(os.path.basename(current), self.relative(current)):
+            if self.pattern_excluded(os.path.basename(current), current):
                 return True
             current = os.path.dirname(current)
             if not inside or current == self.root or not current.startswith(self.root):
@@ -301,9 +320,7 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
     real_root = os.path.realpath(given)
     errors = found.errors
     base_ignores = _above(absolute_root, errors) if matcher.gitignore else []
-    directory_excluded = matcher.directory_excluded
-    file_excluded = matcher.file_excluded
-    relative_to_project = matcher.relative
+    pattern_excluded = matcher.pattern_excluded
     # (path as given, absolute path, path relative to the argument, ignore files in force)
     stack: list[tuple[str, str, str, list[_Ignore]]] = [(given, absolute_root, "", base_ignores)]
     while stack:
@@ -336,13 +353,13 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
                 found.links.append(entry.path)
                 continue  # never followed: out of the tree, or a write through a link
             if entry.is_dir():
-                if directory_excluded(name, relative_to_project(entry_absolute)):
+                if pattern_excluded(name, entry_absolute):
                     continue
                 if ignores and _ignored(ignores, entry_absolute, True):
                     continue
                 subdirectories.append((entry.path, entry_absolute, rel, ignores))
             elif name.endswith(".py"):
-                if file_excluded(name, relative_to_project(entry_absolute)):
+                if pattern_excluded(name, entry_absolute):
                     continue
                 if ignores and _ignored(ignores, entry_absolute, False):
                     continue

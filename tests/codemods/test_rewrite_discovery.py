@@ -175,3 +175,10 @@ def test_the_one_expression_prefilter_agrees_with_pathspec_everywhere() -> None:
     verdicts = {p: spec.check_file(p).include for p in paths}
     assert {fast.verdict(p) for p in paths} >= {True, False, None}
     assert {p: fast.verdict(p) for p in paths} == verdicts
+
+
+def test_a_pattern_without_a_slash_matches_names_only_as_ruff_s_do(tmp_path: Path) -> None:
+    _files(tmp_path, "d/x.py", "dmx.py", "keep.py")
+    # fnmatch("d/x.py", "d*x.py") holds, but the pattern has no "/": only names count.
+    assert _found([tmp_path], tmp_path, extend_exclude=("d*x.py",)) == ["keep.py", "d/x.py"]
+    assert _found([tmp_path], tmp_path, extend_exclude=("d/*.py",)) == ["dmx.py", "keep.py"]
