@@ -130,6 +130,40 @@ def run_migrated(
     return qnn
 
 
+def run_canonical(
+    case: Case, backend: str = "htp", *, strict: bool = True, **kwargs: Any
+) -> RecordingQnnBackend:
+    """The canonical flow, under the double: the user's own ``torch.export.export`` per method,
+    then ``to_edge_transform_and_lower`` with qnn_passes' transform passes and partitioners."""
+    model, inputs = case.model()
+    s = specs(backend)
+    modules = model if isinstance(model, dict) else {"forward": model}
+    args = inputs if isinstance(model, dict) else {"forward": inputs}
+    with RecordingQnnBackend() as qnn:
+        exported = {
+            name: torch.export.export(
+                m, args[name], dynamic_shapes=case.dynamic_shapes, strict=strict
+            )
+            for name, m in modules.items()
+        }
+        programs: Any = exported if isinstance(model, dict) else exported["forward"]
+        with qnn_manager_context(s, programs):
+            to_edge_transform_and_lower(
+                programs,
+                transform_passes=qnn_transform_passes(
+                    programs, s, convert_linear_to_conv2d=case.convert_linear_to_conv2d, **kwargs
+                ),
+                partitioner=qnn_partitioners(programs, s),
+                compile_config=qnn_compile_config(),
+            )
+    return qnn
+
+
+@functools.cache
+def canonical_flow(name: str) -> RecordingQnnBackend:
+    return run_canonical(BY_NAME[name])
+
+
 @functools.cache
 def deprecated(name: str) -> RecordingQnnBackend:
     return run_deprecated(BY_NAME[name])
