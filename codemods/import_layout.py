@@ -17,14 +17,16 @@ def relayout(
     node: cst.ImportFrom,
     kept: list[cst.ImportAlias],
     added: list[cst.ImportAlias],
+    width: int = WIDTH,
 ) -> cst.ImportFrom:
-    """``node`` with the aliases ``kept`` (from it) then ``added`` (new ones)."""
+    """``node`` with the aliases ``kept`` (from it) then ``added`` (new ones), within
+    ``width`` columns (what is left of the line length after the statement's indentation)."""
     names = [*kept, *added]
     code = module.code_for_node(node)
     multiline = node.lpar is not None and ("\n" in code or "\r" in code)
     if not multiline:
         flat = _flat(node, names)
-        if len(module.code_for_node(flat)) <= WIDTH:
+        if len(module.code_for_node(flat)) <= width:
             return flat
     return _exploded(node, names, module.default_indent)
 

@@ -81,7 +81,16 @@ class Conditional:
     orelse: Expr
 
 
-Expr = Text | Source | CallSpec | Seq | Display | Conditional
+@dataclass(frozen=True)
+class Join:
+    """Parts joined by ``sep`` (`` and ``): on one line when they fit, else one per line,
+    every line after the first starting with the separator, as ruff breaks a condition."""
+
+    sep: str
+    parts: tuple[Expr, ...]
+
+
+Expr = Text | Source | CallSpec | Seq | Display | Conditional | Join
 
 
 class _CommentFinder(cst.CSTVisitor):
@@ -152,10 +161,10 @@ class Printer:
             code = self.module.code_for_node(expr.node)
             multiline = "\n" in code or "\r" in code
             return None if multiline or ("#" in code and _has_comment(expr.node)) else code
-        if isinstance(expr, Seq | Display | Conditional):
+        if isinstance(expr, Seq | Display | Conditional | Join):
             parts = self._flat_all(
                 expr.parts
-                if isinstance(expr, Seq)
+                if isinstance(expr, Seq | Join)
                 else expr.items
                 if isinstance(expr, Display)
                 else (expr.body, expr.test, expr.orelse)
@@ -164,6 +173,8 @@ class Printer:
                 return None
             if isinstance(expr, Seq):
                 return "".join(parts)
+            if isinstance(expr, Join):
+                return expr.sep.join(parts)
             if isinstance(expr, Display):
                 return f"{expr.open}{', '.join(parts)}{expr.close}"
             return f"{parts[0]} if {parts[1]} else {parts[2]}"
@@ -188,15 +199,16 @@ class Printer:
             texts.append(text if arg.keyword is None else f"{arg.keyword}={text}")
         return ", ".join(texts)
 
-    def render(self, expr: Expr, indent: str, column: int, base: int = 0) -> str:
+    def render(self, expr: Expr, indent: str, column: int, base: int = 0, reserve: int = 0) -> str:
         """Print ``expr`` starting at ``column`` of a line indented by ``indent``.
 
         ``base`` is the width of the indentation of the block the code goes in (``indent``
         is relative to it) and ``column`` the absolute column where ``expr`` starts: together
-        they decide what fits in :data:`WIDTH`.
+        they decide what fits in the line length. ``reserve``: characters that follow the
+        expression on its last line (a comma, a colon).
         """
         flat = self.flat(expr)
-        if flat is not None and column + len(flat) <= self.width:
+        if flat is not None and column + len(flat) + reserve <= self.width:
             return flat
         if isinstance(expr, Text):
             return expr.text
@@ -204,9 +216,22 @@ class Printer:
             return self.source(expr, indent)
         if isinstance(expr, Seq):
             out = ""
-            for part in expr.parts:
-                out += self.render(part, indent, column + len(out), base)
+            for i, part in enumerate(expr.parts):
+                last = i == len(expr.parts) - 1
+                # Lines after the first carry their own indentation, relative to ``base``.
+                if self.newline in out:
+                    at = base + len(out) - out.rfind(self.newline) - len(self.newline)
+                else:
+                    at = column + len(out)
+                out += self.render(part, indent, at, base, reserve if last else 0)
             return out
+        if isinstance(expr, Join):
+            lines = [self.render(expr.parts[0], indent, column, base)]
+            lead = expr.sep.lstrip()
+            for part in expr.parts[1:]:
+                at = base + len(indent) + len(lead)
+                lines.append(f"{indent}{lead}{self.render(part, indent, at, base)}")
+            return self.newline.join(lines)
         inner = indent + self.unit
         room = self.width - base - len(inner)  # for a line of its own inside the brackets
         nl = self.newline
@@ -224,8 +249,10 @@ class Printer:
             body = None if items is None else ", ".join(items)
             if body is not None and len(body) <= room:
                 return f"{expr.open}{nl}{inner}{body}{nl}{indent}{expr.close}"
-            rendered = [self.render(i, inner, base + len(inner), base) for i in expr.items]
-            comma = "," if len(rendered) > 1 else ""
+            comma = "," if len(expr.items) > 1 else ""
+            rendered = [
+                self.render(i, inner, base + len(inner), base, len(comma)) for i in expr.items
+            ]
             lines = [expr.open, *(f"{inner}{r}{comma}" for r in rendered), f"{indent}{expr.close}"]
             return nl.join(lines)
         func = (
@@ -242,8 +269,8 @@ class Printer:
         for arg in expr.args:
             lines += [f"{inner}{c}" for c in arg.comments_before]
             head = f"{inner}{'' if arg.keyword is None else arg.keyword + '='}"
-            text = self.render(arg.value, inner, base + len(head), base)
             comma = "" if single and not arg.trailing_comment else ","
+            text = self.render(arg.value, inner, base + len(head), base, len(comma))
             tail = "" if arg.trailing_comment is None else f"  {arg.trailing_comment}"
             lines.append(f"{head}{text}{comma}{tail}")
         lines += [f"{inner}{c}" for c in expr.dangling]

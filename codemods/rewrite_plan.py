@@ -104,10 +104,14 @@ class ApplyPlan(cst.CSTTransformer):
         plan: RewritePlan,
         module: cst.Module,
         paths: set[cst.CSTNode] | None = None,
+        width: int = 88,
     ) -> None:
         """``paths``: every node on the way from the module to a planned change, when known;
-        the transform then leaves every other subtree as it is, without visiting it."""
+        the transform then leaves every other subtree as it is, without visiting it.
+        ``width``: the line length new and tidied lines keep within."""
         self.plan = plan
+        self.width = width
+        self.depth = 0  # how many indented blocks deep the statement being left is
         self.module = module
         self.paths = paths
         self.config = module.config_for_parsing
@@ -117,7 +121,22 @@ class ApplyPlan(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.paths is not None and node not in self.paths:
             return False  # nothing planned below: keep the subtree (its leave still runs)
+        if isinstance(node, cst.IndentedBlock):
+            self.depth += 1
         return super().on_visit(node)
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        # Called for every block, entered or not; ``on_visit`` counted only those entered.
+        if self.paths is None or original_node in self.paths:
+            self.depth -= 1
+        return updated_node
+
+    @property
+    def room(self) -> int:
+        """The width left for a statement at the current depth."""
+        return self.width - self.depth * len(self.unit)
 
     # -- calls and statements -----------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -149,7 +168,8 @@ class ApplyPlan(cst.CSTTransformer):
         marker = self.plan.import_comments.get(original_node)
         if before:
             # The new imports sort before this one: they take its leading lines.
-            new = self.parse(import_lines(before, self.newline, self.unit, comment=marker))
+            text = import_lines(before, self.newline, self.unit, self.room, comment=marker)
+            new = self.parse(text)
             if new:
                 new[0] = _with_leading(new[0], updated_node.leading_lines)
                 updated_node = updated_node.with_changes(leading_lines=[])
@@ -173,6 +193,7 @@ class ApplyPlan(cst.CSTTransformer):
                 extra,
                 self.newline,
                 self.unit,
+                self.room,
                 comment=marker if comment is None else comment.value,
             )
             new = self.parse(text)
@@ -235,7 +256,7 @@ class ApplyPlan(cst.CSTTransformer):
         after: list[cst.BaseStatement] = []
         if temp is not None:
             inner = self.parse(f"{temp} = {rewrite.call}")[0]
-            after = [updated.with_changes(leading_lines=[])]
+            after = [_tidy(updated.with_changes(leading_lines=[]), self.module, self.room)]
         if rewrite.context is None:
             body = [*prelude, inner, *after]
         else:
@@ -276,13 +297,56 @@ class ApplyPlan(cst.CSTTransformer):
         ]
         if not kept and not added:
             return cst.RemovalSentinel.REMOVE
-        return relayout(self.module, updated_node, kept, added)
+        return relayout(self.module, updated_node, kept, added, self.room)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.plan.imports_first:
             return updated_node
-        new = self.parse(import_lines(self.plan.imports_first, self.newline, self.unit))
+        new = self.parse(import_lines(self.plan.imports_first, self.newline, self.unit, self.width))
         return updated_node.with_changes(body=[*new, *updated_node.body])
+
+
+class _Flatten(cst.CSTTransformer):
+    """Line breaks inside brackets removed where no space is needed: around ``(``, ``)`` and
+    the dots of an attribute chain. ``ok`` turns False when another one is met."""
+
+    def __init__(self) -> None:
+        self.ok = True
+
+    def leave_ParenthesizedWhitespace(
+        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
+    ) -> cst.BaseParenthesizableWhitespace:
+        return cst.SimpleWhitespace("")
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Comment):
+            self.ok = False
+        spaced = cst.Arg | cst.Element | cst.BinaryOperation | cst.BooleanOperation
+        if isinstance(node, spaced) and "\n" in cst.Module(body=[]).code_for_node(node):
+            self.ok = False  # breaks between operands or arguments need their spaces
+        return self.ok and super().on_visit(node)
+
+
+def _tidy(statement: cst.SimpleStatementLine, module: cst.Module, room: int) -> cst.BaseStatement:
+    """A statement left over its old call's lines (``return (\n    edge_manager\n    .buffer\n)``)
+    put back on one line, without the brackets that only served the line breaks, when it fits
+    and holds no comment."""
+    code = module.code_for_node(statement)
+    if "\n" not in code.rstrip("\r\n") or len(statement.body) != 1:
+        return statement
+    small = statement.body[0]
+    value = getattr(small, "value", None)
+    if not isinstance(small, cst.Return | cst.Assign | cst.Expr) or value is None:
+        return statement
+    flatten = _Flatten()
+    flat = value.visit(flatten)
+    if not flatten.ok or not isinstance(flat, cst.BaseExpression):
+        return statement
+    if isinstance(flat, cst.Attribute | cst.Call | cst.Name | cst.Subscript):
+        flat = flat.with_changes(lpar=[], rpar=[])
+    tidied = statement.with_changes(body=[small.with_changes(value=flat)])
+    line = module.code_for_node(tidied).rstrip("\r\n")
+    return tidied if len(line) <= room and "\n" not in line else statement
 
 
 def _leading(node: cst.BaseStatement) -> list[cst.EmptyLine]:

@@ -37,7 +37,16 @@ import libcst as cst
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
-from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Conditional, Display, Expr, Seq, Text
+from qnn_migrate.codemods.layout import (
+    ArgSpec,
+    CallSpec,
+    Conditional,
+    Display,
+    Expr,
+    Join,
+    Seq,
+    Text,
+)
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
 from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
 
@@ -102,9 +111,23 @@ class _Writer:
         return self.site.import_name("torch", "") + ".export.export"
 
     def emit(self, head: str, expr: Expr, indent: str = "", tail: str = "") -> None:
+        """``{indent}{head}{expr}{tail}`` within the line length, as ruff would break it: the
+        expression in parentheses of its own when its first line would not fit, a trailing
+        ``, "message"`` in parentheses of its own when the last line would not."""
         base = self.site.block_column
+        printer = self.printer
         column = base + len(indent) + len(head)
-        self.lines.append(f"{indent}{head}{self.printer.render(expr, indent, column, base)}{tail}")
+        text = printer.render(expr, indent, column, base, len(tail))
+        first = text.split(printer.newline, 1)[0]
+        if column + len(first) > printer.width and isinstance(expr, CallSpec):
+            text = printer.render(Display("(", ")", (expr,)), indent, column, base, len(tail))
+        last = text.rsplit(printer.newline, 1)[-1]
+        end = (column if printer.newline not in text else base) + len(last) + len(tail)
+        if tail.startswith(", ") and end > printer.width:
+            inner = indent + printer.unit
+            nl = printer.newline
+            tail = f", ({nl}{inner}{tail[2:]}{nl}{indent})"
+        self.lines.append(f"{indent}{head}{text}{tail}")
 
     def not_dict(self, param: str) -> bool:
         passed = self.site.bound.args.get(param)
@@ -211,18 +234,13 @@ class _Writer:
         if how == "per_method":
             return Text(value)  # already keyed by the method names
         name = self.site.names.fresh(f"method_{param}")
-        same_keys = f"{value}.keys() == {methods}.keys()"
+        same_keys = Text(f"{value}.keys() == {methods}.keys()")
+        test: Expr = same_keys
+        if not self.is_dict(param):
+            test = Join(" and ", (Text(f"isinstance({value}, dict)"), same_keys))
         self.emit(
             f"{name} = ",
-            Conditional(
-                Text(value),
-                Text(
-                    same_keys
-                    if self.is_dict(param)
-                    else f"isinstance({value}, dict) and {same_keys}"
-                ),
-                Text(f"dict.fromkeys({methods}, {value})"),
-            ),
+            Conditional(Text(value), test, Text(f"dict.fromkeys({methods}, {value})")),
         )
         return Text(name)
 
@@ -318,10 +336,12 @@ class _Writer:
                 indent += unit
             elif not self.not_dict("compiler_specs"):
                 spec = site.names.fresh("compiler_spec")
-                self.lines.append(
-                    f"{indent}for {spec} in {specs}.values() if isinstance({specs}, dict) "
-                    f"else [{specs}]:"
+                values = Conditional(
+                    Text(f"{specs}.values()"),
+                    Text(f"isinstance({specs}, dict)"),
+                    Text(f"[{specs}]"),
                 )
+                self.emit(f"for {spec} in ", values, indent, tail=":")
                 indent += unit
             dumping = CallSpec(
                 self.name("flatbuffer_to_option"),

@@ -55,3 +55,27 @@ def test_every_site_is_rewritten_or_reported() -> None:
         result = _result(case)
         if "to_edge_transform_and_lower_to_qnn(" in result.code:
             assert result.unfixable, f"{case.name}: an old call is left but nothing is reported"
+
+
+def _too_long(code: str, source: str, width: int) -> list[int]:
+    """Lines of ``code`` that are not in ``source`` and are wider than ``width`` (a trailing
+    ``# noqa`` pragma not counted, as ruff does)."""
+    old = set(source.splitlines())
+    return [
+        number
+        for number, line in enumerate(code.splitlines(), 1)
+        if line not in old and len(line.split("  # noqa", 1)[0]) > width
+    ]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_new_lines_fit_the_line_length(case: Case) -> None:
+    """Every line the rewrite writes fits the project's line length."""
+    width = case.options().line_length
+    assert _too_long(_result(case).code, read(case.source), width) == [], case.name
+
+
+def test_line_length_check_can_fail() -> None:
+    """Control: output written for a 120-column project has lines an 88-column one rejects."""
+    case = next(c for c in CASES if c.name == "qnn-passes/line_length_from_config")
+    assert _too_long(_result(case).code, read(case.source), 88)

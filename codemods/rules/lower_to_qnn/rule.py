@@ -153,7 +153,8 @@ class LowerToQnn:
             while walk is not None and walk not in paths:
                 paths.add(walk)
                 walk = ctx.parent(walk)
-        return RuleResult(tree.visit(ApplyPlan(plan, tree, paths)), ctx.report, footprint)
+        applied = tree.visit(ApplyPlan(plan, tree, paths, width=self.options.line_length))
+        return RuleResult(applied, ctx.report, footprint)
 
 
 def check_targets() -> None:

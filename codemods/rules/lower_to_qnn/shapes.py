@@ -90,7 +90,9 @@ class SiteWriter:
 
         sources = {}
         for param, arg in bound.args.items():
-            start = ctx.line(arg.value)
+            # Positions leave out an expression's own parentheses: `(` may be a line above.
+            lpar = getattr(arg.value, "lpar", ())
+            start = ctx.line(lpar[0] if lpar else arg.value)
             sources[param] = Source(arg.value, _relative(self.indent_of(start), statement_ws))
         site = Site(
             bound=bound,
