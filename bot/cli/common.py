@@ -25,7 +25,7 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.github.client import PyGithubGateway, make_client
+from qnn_migrate.bot.github.client import PyGithubGateway, gateway_for
 from qnn_migrate.bot.github.settings import Settings, SettingsError
 from qnn_migrate.bot.lab import results as junit
 from qnn_migrate.bot.model import Shard, ShardResult
@@ -93,7 +93,7 @@ def github_session() -> GitHubSession:
         settings = Settings.from_env(environment())
     except SettingsError as exc:
         fail(str(exc), EXIT_FAILED)
-    gateway = PyGithubGateway(make_client(settings), settings.repository)
+    gateway = gateway_for(settings)
     return GitHubSession(settings, gateway, Links(settings.repo_url, settings.run_url))
 
 

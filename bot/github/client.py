@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -38,12 +39,33 @@ T = TypeVar("T")
 MAX_PAGES = 20  # open issues carrying one label: a handful in practice
 
 
+# Methods whose repetition changes nothing: retried on any 5xx by the HTTP layer.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"})
+# GitHub answers these before it acts: a request refused with them can be sent again as is.
+NOT_ACTED_ON = frozenset({403, 429})
+
+
+class WriteSafeRetry(GithubRetry):
+    """PyGithub's ``GithubRetry`` (urllib3's ``Retry``: backoff, Retry-After, secondary rate
+    limits) with the methods set for writes: PATCH is retried like GET (PyGithub leaves it
+    out, so one 502 on editing a comment failed the report); POST only when GitHub refused
+    it before acting (a rate limit), never on a 5xx, which may come after the comment or the
+    dispatch was made. Those are retried by the gateway, which looks before it posts again.
+    """
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() == "POST" and status_code not in NOT_ACTED_ON:
+            return False
+        return bool(super().is_retry(method, status_code, has_retry_after))
+
+
 def make_client(settings: Settings) -> Github:
     """A PyGithub client for ``settings`` (retries, auth, API URL, write spacing)."""
-    retry = GithubRetry(
+    retry = WriteSafeRetry(
         total=settings.retries,
         backoff_factor=settings.backoff_factor,
         secondary_rate_wait=settings.secondary_rate_wait,
+        allowed_methods=IDEMPOTENT_METHODS | {"POST"},
     )
     auth: Auth.Auth
     if settings.app is not None:
@@ -81,14 +103,44 @@ def _call(what: str) -> Iterator[None]:
 class PyGithubGateway:
     """``GitHubGateway`` for one repository, over a PyGithub client built in ``cli``."""
 
-    def __init__(self, client: Github, repository: str) -> None:
+    def __init__(
+        self,
+        client: Github,
+        repository: str,
+        *,
+        post_attempts: int = 3,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._gh = client
         self._name = repository
         self._repo = client.get_repo(repository)
+        self._post_attempts = max(1, post_attempts)
+        self._backoff_s = backoff_s
+        self._sleep = sleep
+
+    def _post(self, what: str, send: Callable[[], T], landed: Callable[[], T | None]) -> T:
+        """POST with retries that cannot duplicate: after a failure that may have come after
+        GitHub acted (a 5xx, a lost connection), ``landed`` looks for what the POST would
+        have made, and only if it is not there is the POST sent again."""
+        for attempt in range(1, self._post_attempts + 1):
+            try:
+                return send()
+            except GatewayError as exc:
+                if (exc.status is not None and exc.status < 500) or attempt == self._post_attempts:
+                    raise
+            self._sleep(self._backoff_s * 2 ** (attempt - 1))
+            found = landed()
+            if found is not None:
+                return found
+        raise AssertionError(f"unreachable: {what}")
 
     @property
     def repo(self) -> str:
         return self._name
+
+    def close(self) -> None:
+        self._gh.close()
 
     def _path(self, tail: str) -> str:
         return f"/repos/{self._name}{tail}"
@@ -127,6 +179,15 @@ class PyGithubGateway:
         )
 
     def add_reaction(self, comment_id: int, content: str) -> bool:
+        # A retry after an unanswered POST finds the reaction there (200): it is this
+        # call's own, so it counts as new; only a first answer of 200 means "already handled".
+        return self._post(
+            f"POST issues/comments/{comment_id}/reactions",
+            lambda: self._react(comment_id, content),
+            lambda: True if self._react(comment_id, content) is not None else None,
+        )
+
+    def _react(self, comment_id: int, content: str) -> bool:
         # PyGithub hides the status code, and it is the point here: GitHub answers 201 for a
         # new reaction and 200 when this user had already left it (a redelivered event).
         with _call(f"POST issues/comments/{comment_id}/reactions"):
@@ -140,7 +201,9 @@ class PyGithubGateway:
                 message = json.loads(body).get("message", body)
             except (ValueError, AttributeError):
                 message = body
-            raise GatewayError(f"GitHub API POST reactions failed with HTTP {status}: {message}")
+            raise GatewayError(
+                f"GitHub API POST reactions failed with HTTP {status}: {message}", status
+            )
         return status == 201
 
     def comments(self, issue: int) -> list[IssueComment]:
@@ -151,9 +214,17 @@ class PyGithubGateway:
             ]
 
     def create_comment(self, issue: int, body: str) -> IssueComment:
-        with _call(f"POST issues/{issue}/comments"):
-            c = self._repo.get_issue(issue).create_comment(body)
-            return IssueComment(c.id, c.user.login, c.body or "", c.html_url)
+        def send() -> IssueComment:
+            with _call(f"POST issues/{issue}/comments"):
+                c = self._repo.get_issue(issue).create_comment(body)
+                return IssueComment(c.id, c.user.login, c.body or "", c.html_url)
+
+        def landed() -> IssueComment | None:
+            # The bot's texts carry a SHA, a comment id or its hidden state: a comment with
+            # exactly this body is the one the failed POST made.
+            return next((c for c in reversed(self.comments(issue)) if c.body == body), None)
+
+        return self._post(f"POST issues/{issue}/comments", send, landed)
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         with _call(f"PATCH issues/comments/{comment_id}"):
@@ -178,6 +249,15 @@ class PyGithubGateway:
         return DispatchedRun(int(run.id), str(run.html_url) if run.html_url else None)
 
     def cancel_run(self, run_id: int) -> bool:
+        def landed() -> bool | None:
+            run = self._json("GET", f"/actions/runs/{run_id}", f"GET actions/runs/{run_id}")
+            return True if run.get("conclusion") == "cancelled" else None
+
+        return self._post(
+            f"POST actions/runs/{run_id}/cancel", lambda: self._cancel(run_id), landed
+        )
+
+    def _cancel(self, run_id: int) -> bool:
         with _call(f"POST actions/runs/{run_id}/cancel"):
             status, _, body = self._gh.requester.requestJson(
                 "POST", self._path(f"/actions/runs/{run_id}/cancel")
@@ -186,7 +266,8 @@ class PyGithubGateway:
             return False
         if status >= 400:
             raise GatewayError(
-                f"GitHub API POST actions/runs/{run_id}/cancel failed with HTTP {status}: {body}"
+                f"GitHub API POST actions/runs/{run_id}/cancel failed with HTTP {status}: {body}",
+                status,
             )
         return True
 
@@ -196,8 +277,14 @@ class PyGithubGateway:
         kwargs: dict[str, str] = {"description": description, "context": context}
         if target_url:
             kwargs["target_url"] = target_url
-        with _call(f"POST statuses/{sha}"):
-            self._repo.get_commit(sha).create_status(state, **kwargs)
+
+        def send() -> bool:
+            with _call(f"POST statuses/{sha}"):
+                self._repo.get_commit(sha).create_status(state, **kwargs)
+            return True
+
+        # Statuses are a log whose latest entry counts: sending one twice changes nothing.
+        self._post(f"POST statuses/{sha}", send, lambda: None)
 
     def pull_files(self, number: int) -> list[PullFile]:
         with _call(f"GET pulls/{number}/files"):
@@ -248,10 +335,17 @@ class PyGithubGateway:
                 item |= {"start_line": c.start_line, "start_side": "RIGHT"}
             items.append(item)
         payload = {"commit_id": commit_id, "body": body, "event": "COMMENT", "comments": items}
-        with _call(f"POST pulls/{number}/reviews"):
-            _, doc = self._gh.requester.requestJsonAndCheck(
-                "POST", self._path(f"/pulls/{number}/reviews"), input=payload
+
+        def landed() -> Review | None:
+            return next(
+                (r for r in self.reviews(number) if r.commit_id == commit_id and r.body == body),
+                None,
             )
+
+        what = f"POST pulls/{number}/reviews"
+        doc = self._json("POST", f"/pulls/{number}/reviews", what, payload, landed)
+        if isinstance(doc, Review):
+            return doc
         user = doc.get("user") or {}
         return Review(
             int(doc["id"]),
@@ -264,13 +358,26 @@ class PyGithubGateway:
     # ----- the nightly: its issue, its label, its baselines branch (``NightlyGateway``)
 
     def _json(
-        self, verb: str, tail: str, what: str, body: dict[str, Any] | None = None, **query: Any
+        self,
+        verb: str,
+        tail: str,
+        what: str,
+        body: dict[str, Any] | None = None,
+        landed: Callable[[], Any] | None = None,
+        **query: Any,
     ) -> Any:
-        with _call(what):
-            _, doc = self._gh.requester.requestJsonAndCheck(
-                verb, self._path(tail), parameters=query or None, input=body
-            )
-        return doc
+        """One REST call; a POST goes through ``_post`` (``landed`` None: safe to repeat)."""
+
+        def send() -> Any:
+            with _call(what):
+                _, doc = self._gh.requester.requestJsonAndCheck(
+                    verb, self._path(tail), parameters=query or None, input=body
+                )
+            return doc
+
+        if verb != "POST":
+            return send()
+        return self._post(what, send, landed or (lambda: None))
 
     def run_created_at(self, run_id: int) -> str | None:
         doc = self._maybe(
@@ -312,8 +419,19 @@ class PyGithubGateway:
         return out
 
     def create_issue(self, title: str, body: str, labels: list[str]) -> Issue:
+        def landed() -> dict[str, Any] | None:
+            for label in labels[:1]:
+                for i in self.open_issues(label):
+                    if i.title == title and i.body == body:
+                        return {"number": i.number, "user": {"login": i.author}, "body": i.body}
+            return None
+
         doc = self._json(
-            "POST", "/issues", "POST issues", {"title": title, "body": body, "labels": labels}
+            "POST",
+            "/issues",
+            "POST issues",
+            {"title": title, "body": body, "labels": labels},
+            landed=landed,
         )
         user = doc.get("user") or {}
         return Issue(int(doc["number"]), str(user.get("login", "")), str(doc.get("body") or ""))
@@ -412,3 +530,13 @@ class PyGithubGateway:
                 raise NotFastForward(f"{branch} moved while this run wrote it: {exc}") from exc
             raise
         return sha
+
+
+def gateway_for(settings: Settings) -> PyGithubGateway:
+    """The real gateway for ``settings``: client, retries of every write, backoff."""
+    return PyGithubGateway(
+        make_client(settings),
+        settings.repository,
+        post_attempts=settings.retries + 1,
+        backoff_s=settings.backoff_factor,
+    )

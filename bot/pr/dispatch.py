@@ -22,7 +22,7 @@ The order of checks is the security argument, so it is spelled out here:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qnn_migrate.bot.catalog import Catalog
@@ -217,6 +217,24 @@ def _run(
     except PlanError as exc:
         return talk.refuse("refused", f"😕 {exc}")
 
+    # The results comment and the status name this command before anything runs, so
+    # that whatever fails later, they never show the previous command's outcome for it.
+    state = RunState(
+        phase=Phase.PENDING,
+        pr=pull.number,
+        sha=sha,
+        command=ran.to_dict(),
+        requested_by=login,
+        comment_id=talk.comment_id,
+        expected=the_plan.expected,
+        note=note,
+    )
+    shards = [(p.shard.soc, p.shard.matrix, len(p.shard.tests)) for p in the_plan.shards]
+    results = _write_results(gw, pull.number, previous, state, ctx, shards)
+    context = catalog.policy.status_context
+    running = f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140]
+    gw.set_status(sha, "pending", context, running, ctx.links.run_url)
+
     if prior is not None and prior.phase is Phase.PENDING and prior.run_id is not None:
         # One results comment tracks one run: a new command replaces the run in progress.
         gw.cancel_run(prior.run_id)
@@ -231,37 +249,16 @@ def _run(
         run = gw.dispatch(catalog.policy.device_workflow, ref, inputs)
     except GatewayError as exc:
         text = render.DISPATCH_FAILED.format(workflow=catalog.policy.device_workflow, error=exc)
+        closed = state.with_phase(Phase.REFUSED, text)
+        gw.edit_comment(results.id, render.render_closed(closed, ctx.links, "did not start", text))
+        gw.set_status(sha, "error", context, "the device workflow did not start", None)
         outcome = talk.refuse("failed", text)
         return Outcome("failed", outcome.reason, the_plan, None, sha)
     gw.add_reaction(talk.comment_id, "rocket")
-
-    state = RunState(
-        phase=Phase.PENDING,
-        pr=pull.number,
-        sha=sha,
-        command=ran.to_dict(),
-        requested_by=login,
-        comment_id=talk.comment_id,
-        run_id=run.run_id,
-        run_url=run.html_url,
-        expected=the_plan.expected,
-        note=note,
-    )
-    shards = [(p.shard.soc, p.shard.matrix, len(p.shard.tests)) for p in the_plan.shards]
-    body = render.render_pending(state, ctx.links, shards, catalog)
-    if previous is not None:
-        results = previous[0]
-        if results.body != body:
-            gw.edit_comment(results.id, body)
-    else:
-        results = gw.create_comment(pull.number, body)
-    gw.set_status(
-        sha,
-        "pending",
-        catalog.policy.status_context,
-        f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140],
-        run.html_url or ctx.links.run_url,
-    )
+    if run.run_id is not None or run.html_url:
+        state = replace(state, run_id=run.run_id, run_url=run.html_url)
+        results = _write_results(gw, pull.number, (results, None), state, ctx, shards)
+        gw.set_status(sha, "pending", context, running, run.html_url or ctx.links.run_url)
     gw.create_comment(
         pull.number,
         render.ACCEPTED.format(
@@ -276,6 +273,24 @@ def _run(
         ),
     )
     return Outcome("dispatched", f"{len(the_plan.shards)} shard(s) at {sha}", the_plan, run, sha)
+
+
+def _write_results(
+    gw: GitHubGateway,
+    pr: int,
+    previous: tuple[IssueComment, RunState | None] | None,
+    state: RunState,
+    ctx: BotContext,
+    shards: list[tuple[str, str, int]],
+) -> IssueComment:
+    """The results comment showing ``state`` (edited in place, or created)."""
+    body = render.render_pending(state, ctx.links, shards, ctx.catalog)
+    if previous is None:
+        return gw.create_comment(pr, body)
+    comment = previous[0]
+    if comment.body != body:
+        gw.edit_comment(comment.id, body)
+    return IssueComment(comment.id, comment.author, body, comment.html_url)
 
 
 def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: int) -> Plan:

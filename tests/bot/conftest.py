@@ -12,7 +12,7 @@ from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.github.client import PyGithubGateway, make_client
+from qnn_migrate.bot.github.client import PyGithubGateway, gateway_for
 from qnn_migrate.bot.github.settings import Settings
 from qnn_migrate.bot.pr.dispatch import BotContext
 from qnn_migrate.bot.pr.render import Links
@@ -49,9 +49,9 @@ def settings(github_standin: GitHubStandIn) -> Settings:  # noqa: F811
 
 @pytest.fixture
 def gateway(settings: Settings) -> Iterator[PyGithubGateway]:
-    client = make_client(settings)
-    yield PyGithubGateway(client, settings.repository)
-    client.close()
+    gw = gateway_for(settings)
+    yield gw
+    gw.close()
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from github_standin.payloads import comment_event, pull_request_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
+from qnn_migrate.bot.github.gateway import IssueComment
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
 from qnn_migrate.bot.pr.events import handle_pull_request_event
 from qnn_migrate.bot.pr.head import check_head
@@ -50,6 +51,10 @@ def send(
     return handle_comment_event(event, gw, ctx), comment.id
 
 
+def gh_comments(gh: GitHubStandIn, number: int = 7) -> list[IssueComment]:
+    return [IssueComment(c.id, c.author, c.body) for c in gh.comments(number)]
+
+
 def bot_comments(gh: GitHubStandIn, number: int = 7) -> list[str]:
     return [c.body for c in gh.comments(number) if c.author == BOT_LOGIN]
 
@@ -70,8 +75,12 @@ def test_dispatch_pins_the_head_and_reports_progress(
     results, reply = bot_comments(gh)
     assert results.startswith(MARKER) and "running" in results and HEAD in results
     assert HEAD in reply and reply.startswith("🚀")
-    (status,) = gh.statuses(HEAD)
+    # Pending before the dispatch (nothing can leave an older outcome showing), then
+    # pending with the run's link.
+    first, status = gh.statuses(HEAD)
+    assert first["state"] == "pending" and first["context"] == "qnn / device tests"
     assert (status["state"], status["context"]) == ("pending", "qnn / device tests")
+    assert status["target_url"] == f"https://github.com/{REPO}/actions/runs/{run.id}"
 
 
 def test_the_same_comment_delivered_twice_dispatches_once(
@@ -319,3 +328,37 @@ def test_push_cancels_a_pending_run(
     )
     assert moved.action == "cancelled" and gh.runs()[0].conclusion == "cancelled"
     assert "cancelled" in bot_comments(gh)[0] and "c" * 40 in bot_comments(gh)[0]
+
+
+def test_a_dispatch_that_fails_leaves_no_older_outcome_showing(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """The results comment and the status name the new command, whatever fails after."""
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (first,) = gh.runs()
+    gh.fail_next("POST", r"/dispatches$", 502)
+    outcome, _ = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "failed"  # type: ignore[attr-defined]
+    assert len(gh.runs()) == 1 and first.conclusion == "cancelled"
+    found = find_results_comment(gh_comments(gh), BOT_LOGIN)
+    assert found is not None and found[1] is not None
+    results, state = found[0].body, found[1]
+    assert "did not start" in results and "HTTP 502" in results
+    assert state.phase is Phase.REFUSED and state.command["matrices"] == [
+        "convert_linear_to_conv2d"
+    ]
+    assert gh.statuses(HEAD)[-1]["state"] == "error"
+
+
+def test_a_502_on_the_results_comment_is_retried_and_the_run_still_starts(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    gh.fail_next("PATCH", r"/issues/comments/\d+$", 502)
+    outcome, _ = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    found = find_results_comment(gh_comments(gh), BOT_LOGIN)
+    assert found is not None and found[1] is not None
+    state = found[1]
+    assert state.phase is Phase.PENDING and state.run_id == gh.runs()[-1].id
+    assert state.command["matrices"] == ["convert_linear_to_conv2d"]

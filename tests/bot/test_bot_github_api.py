@@ -192,3 +192,64 @@ def test_writes_are_spaced_as_settings_say(github_standin: GitHubStandIn) -> Non
     gw.create_comment(7, "one")
     gw.create_comment(7, "two")
     assert time.monotonic() - start >= 0.2
+
+
+# ----- every write retried, none duplicated
+
+
+def test_a_502_on_editing_a_comment_is_retried(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """PyGithub's own retry leaves PATCH out; one 502 used to fail the report."""
+    github_standin.add_pull(7, author="maint", head_sha=HEAD)
+    c = gateway.create_comment(7, "before")
+    github_standin.fail_next("PATCH", r"/issues/comments/\d+$", 502)
+    gateway.edit_comment(c.id, "after")
+    assert [x.body for x in github_standin.comments(7)] == ["after"]
+    assert [r.status for r in github_standin.requests_to("PATCH", r"/issues/comments/")] == [
+        502,
+        200,
+    ]
+
+
+def test_a_comment_whose_reply_was_lost_is_not_posted_twice(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """GitHub made the comment, then the answer came back 502: look, do not post again."""
+    github_standin.add_pull(7, author="maint", head_sha=HEAD)
+    github_standin.fail_next("POST", r"/issues/7/comments$", 502, after=True)
+    made = gateway.create_comment(7, "accepted: run 1 at " + HEAD)
+    assert [x.body for x in github_standin.comments(7)] == ["accepted: run 1 at " + HEAD]
+    assert made.id == github_standin.comments(7)[0].id
+    assert len(github_standin.requests_to("POST", r"/issues/7/comments$")) == 1
+    # Control: a POST that GitHub did not act on is sent again, once.
+    github_standin.fail_next("POST", r"/issues/7/comments$", 502)
+    gateway.create_comment(7, "second")
+    assert [x.body for x in github_standin.comments(7)][-1] == "second"
+    assert [r.status for r in github_standin.requests_to("POST", r"/issues/7/comments$")][1:] == [
+        502,
+        201,
+    ]
+
+
+def test_a_dispatch_is_never_sent_twice_on_a_server_error(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """GitHub may have started the run before its 5xx: a second POST could start another."""
+    github_standin.add_workflow("qnn-device-tests.yml")
+    github_standin.fail_next("POST", r"/dispatches$", 502, after=True)
+    with pytest.raises(GatewayError, match="HTTP 502"):
+        gateway.dispatch("qnn-device-tests.yml", "main", {})
+    assert len(github_standin.runs()) == 1
+    assert len(github_standin.requests_to("POST", r"/dispatches$")) == 1
+
+
+def test_a_reaction_whose_reply_was_lost_still_counts_as_new(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """The retry finds the reaction (200) that the first POST made: it is this call's own."""
+    github_standin.add_pull(7, author="maint", head_sha=HEAD)
+    c = github_standin.add_comment(7, "maint", "/qnn test x")
+    github_standin.fail_next("POST", r"/reactions$", 502, after=True)
+    assert gateway.add_reaction(c.id, "eyes") is True
+    assert gateway.add_reaction(c.id, "eyes") is False  # a redelivered event: already handled

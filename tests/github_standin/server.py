@@ -123,6 +123,7 @@ class Fault:
     count: int
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] = field(default_factory=dict)
+    after: bool = False  # serve the request first, then answer ``status`` (a lost reply)
 
 
 @dataclass
@@ -340,8 +341,13 @@ class GitHubStandIn:
         count: int = 1,
         headers: dict[str, str] | None = None,
         message: str = "Server Error",
+        after: bool = False,
     ) -> None:
-        """Answer the next ``count`` requests whose path matches ``path_pattern`` with ``status``."""
+        """Answer the next ``count`` requests whose path matches ``path_pattern`` with ``status``.
+
+        ``after``: do what the request asks first, then answer ``status`` (GitHub made the
+        comment, and the reply was lost on the way back).
+        """
         with self._lock:
             self.faults.append(
                 Fault(
@@ -351,6 +357,7 @@ class GitHubStandIn:
                     count,
                     headers or {},
                     {"message": message, "documentation_url": "https://docs.github.com/rest"},
+                    after,
                 )
             )
 
@@ -542,9 +549,13 @@ class GitHubStandIn:
                 if hook[0] == method and hook[1].search(path):
                     self.hooks.remove(hook)
                     hook[2]()
+            lost_reply: Fault | None = None
             for fault in self.faults:
                 if fault.count > 0 and fault.method == method and fault.path_re.search(path):
                     fault.count -= 1
+                    if fault.after:
+                        lost_reply = fault
+                        break
                     record.status = fault.status
                     return fault.status, dict(fault.headers), fault.body
             try:
@@ -557,6 +568,12 @@ class GitHubStandIn:
                     "message": err.message,
                     "documentation_url": "https://docs.github.com/rest",
                 }
+            if lost_reply is not None:
+                status, out_headers, payload = (
+                    lost_reply.status,
+                    dict(lost_reply.headers),
+                    lost_reply.body,
+                )
             record.status = status
             return status, out_headers, payload
 
