@@ -110,7 +110,7 @@ class _Ignore(NamedTuple):
 
     def verdict(self, relative: str) -> bool | None:
         """True: ignored, False: re-included (``!``), None: no line matches."""
-        if self.any_line is not None and self.any_line.search(relative) is None:
+        if self.any_line is not None and self.any_line.match(relative) is None:
             return None
         return self.spec.check_file(relative).include
 
@@ -118,7 +118,7 @@ class _Ignore(NamedTuple):
 def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
     """The union of the lines' expressions (pathspec's own), or None if they are not
     available as plain expressions; the verdict then always comes from pathspec."""
-    parts = []
+    anywhere, anchored = [], []
     for pattern in spec.patterns:
         if pattern.include is None:
             continue  # a blank line or a comment
@@ -127,18 +127,23 @@ def _any_line(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
             return None
         part = _NAMED_GROUP.sub("(?:", expression.pattern)
         if part.startswith(_ANY_DIRECTORY):
-            # The same set of relative paths (they never start with "/"), found by a search
-            # without backtracking over every prefix of the path.
-            part = "(?:^|/)" + part[len(_ANY_DIRECTORY) :]
-        parts.append(part)
+            anywhere.append(part[len(_ANY_DIRECTORY) :])
+        elif part.startswith("^"):
+            anchored.append(part)
+        else:
+            return None  # not anchored: a match from the start could miss it
+    # Most lines match at any depth; with their common start factored out, one scan of the
+    # path tries them all at each "/", instead of one scan per line.
+    parts = [f"{_ANY_DIRECTORY}(?:{'|'.join(anywhere)})"] if anywhere else []
+    parts += [f"(?:{p})" for p in anchored]
     try:
-        return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+        return re.compile("|".join(parts)) if parts else None
     except re.error:
         return None
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
-_ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec begins a line without a leading or middle "/"
+_ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec starts a line that has no leading or middle "/"
 
 
 def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore | None:
