@@ -369,7 +369,7 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
                 if ignores and _ignored(ignores, entry_absolute, False):
                     continue
                 # No links are followed below a root, so root + relative path is unique.
-                key = os.path.join(real_root, rel)
+                key = f"{real_root}{os.sep}{rel}"
                 if key not in seen:
                     seen.add(key)
                     found.files.append(entry.path)
