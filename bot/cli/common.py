@@ -78,6 +78,16 @@ def shards_file_option(help: str) -> Callable[[Callable[..., None]], Callable[..
     )
 
 
+def results_dir_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The required ``--results-dir``: the downloaded shard artifacts (``qnn-result-<id>/``)."""
+    return click.option(
+        "--results-dir",
+        required=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help=help,
+    )
+
+
 @dataclass(frozen=True)
 class GitHubSession:
     """Settings from the environment, the real gateway built from them, and the links."""

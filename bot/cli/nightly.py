@@ -23,6 +23,7 @@ from qnn_migrate.bot.cli.common import (
     fail,
     github_session,
     read_shards,
+    results_dir_option,
     shards_file_option,
     warn,
 )
@@ -40,12 +41,7 @@ def nightly_group() -> None:
 
 @nightly_group.command("record")
 @shards_file_option("The planned shard list of tonight's run.")
-@click.option(
-    "--results-dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Downloaded shard artifacts (result.json files).",
-)
+@results_dir_option("Downloaded shard artifacts (result.json files).")
 @click.option(
     "--baselines-dir",
     required=True,
@@ -154,12 +150,7 @@ def _echo(action: nightly.IssueAction, the_diff: nightly.NightlyDiff, **extra: o
 
 @nightly_group.command("publish")
 @shards_file_option("The planned shard list of tonight's run.")
-@click.option(
-    "--results-dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Downloaded shard artifacts (qnn-result-<id>/ folders).",
-)
+@results_dir_option("Downloaded shard artifacts (qnn-result-<id>/ folders).")
 @click.option("--sha", required=True, help="The commit tonight's run tested.")
 @click.option(
     "--date", default=None, help="UTC time of the run (default: when $GITHUB_RUN_ID was created)."

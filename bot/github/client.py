@@ -379,14 +379,16 @@ class PyGithubGateway:
             return send()
         return self._post(what, send, landed or (lambda: None))
 
-    def run_created_at(self, run_id: int) -> str | None:
-        doc = self._maybe(
-            f"GET actions/runs/{run_id}",
-            lambda: self._gh.requester.requestJsonAndCheck(
-                "GET", self._path(f"/actions/runs/{run_id}")
-            )[1],
+    def _get_or_none(self, tail: str, what: str) -> Any:
+        """GET one object; None when GitHub answers 404."""
+        return self._maybe(
+            what,
+            lambda: self._gh.requester.requestJsonAndCheck("GET", self._path(tail))[1],
             None,
         )
+
+    def run_created_at(self, run_id: int) -> str | None:
+        doc = self._get_or_none(f"/actions/runs/{run_id}", f"GET actions/runs/{run_id}")
         created = doc.get("created_at") if isinstance(doc, dict) else None
         return str(created) if created else None
 
@@ -440,13 +442,7 @@ class PyGithubGateway:
         self._json("PATCH", f"/issues/{number}", f"PATCH issues/{number}", {"body": body})
 
     def ensure_label(self, name: str, color: str, description: str) -> None:
-        found = self._maybe(
-            f"GET labels/{name}",
-            lambda: self._gh.requester.requestJsonAndCheck(
-                "GET", self._path(f"/labels/{quote(name, safe='')}")
-            ),
-            None,
-        )
+        found = self._get_or_none(f"/labels/{quote(name, safe='')}", f"GET labels/{name}")
         if found is None:
             payload = {"name": name, "color": color, "description": description}
             try:
@@ -457,13 +453,7 @@ class PyGithubGateway:
                     raise
 
     def branch_tip(self, branch: str) -> str | None:
-        doc = self._maybe(
-            f"GET git/ref/heads/{branch}",
-            lambda: self._gh.requester.requestJsonAndCheck(
-                "GET", self._path(f"/git/ref/heads/{quote(branch)}")
-            )[1],
-            None,
-        )
+        doc = self._get_or_none(f"/git/ref/heads/{quote(branch)}", f"GET git/ref/heads/{branch}")
         return None if doc is None else str(doc["object"]["sha"])
 
     def read_directory(self, commit: str, directory: str, max_bytes: int) -> dict[str, bytes]:
