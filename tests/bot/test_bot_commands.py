@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import random
+import re
+from collections.abc import Callable, Sequence
+from html.parser import HTMLParser
+
+import cmarkgfm
+import cmarkgfm.cmark
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.pr.commands import (
+    COMMAND_RE,
     Action,
     Command,
     CommandError,
     command_from_dict,
+    command_lines,
     help_text,
     parse,
 )
@@ -333,3 +342,92 @@ def test_migrate(catalog: Catalog) -> None:
     assert "characters other than" in err("/qnn migrate /etc/passwd", catalog)
     assert "characters other than" in err("/qnn migrate a;b", catalog)
     assert "/qnn migrate" in help_text(catalog)
+
+
+# ------------------------------------- differential: GitHub's own parser (cmark-gfm) as oracle
+
+
+class _GitHubLineStarts(HTMLParser):
+    """Texts that begin a line directly inside a top-level ``<p>`` of GitHub's rendering."""
+
+    VOID = frozenset({"br", "img", "input", "hr"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = self.inline = 0
+        self.in_p = self.fresh = False
+        self.starts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "p" and self.depth == 0:
+            self.in_p, self.inline, self.fresh = True, 0, True
+        elif self.in_p:
+            if tag == "br":
+                self.fresh = True
+                return
+            self.fresh = False
+            self.inline += tag not in self.VOID
+        self.depth += tag not in self.VOID
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        self.depth -= 1
+        if self.in_p:
+            if tag == "p" and self.depth == 0:
+                self.in_p = False
+            else:
+                self.inline -= 1
+
+    def handle_comment(self, data: str) -> None:
+        self.fresh = False  # raw HTML (omitted by cmark-gfm) begins the line
+
+    def handle_data(self, data: str) -> None:
+        text = data.lstrip("\n")
+        if self.in_p and self.fresh and text:
+            if self.inline == 0:
+                self.starts.append(text)
+            self.fresh = False
+
+
+def github_command_lines(body: str) -> list[str]:
+    """Lines GitHub shows as plain paragraph text starting with ``/qnn``: comments render
+    with hard line breaks; raw HTML is omitted so the element tree stays balanced."""
+    html = cmarkgfm.github_flavored_markdown_to_html(
+        body, options=cmarkgfm.cmark.Options.CMARK_OPT_HARDBREAKS
+    )
+    parser = _GitHubLineStarts()
+    parser.feed(html)
+    parser.close()
+    return [t for t in parser.starts if re.match(r"/qnn(?:[ \t]|$)", t)]
+
+
+_ATOMS = [
+    *["/qnn cancel", "/qnn", " /qnn help", "> ", ">", "- ", "1. ", "+ ", "* ", "- [ ] "],
+    *["```", "~~~", "    ", "\t", "<!--", "-->", "\\<!--", "`", '[a]: /u "', '"', "*", "_"],
+    *["[", "](x)", "![", "|", "---", "===", "#", "# ", "<div>", "</div>", "<b>", "</b>"],
+    *["<details>", "</details>", "~~", "&amp;", "&#47;", "\\", "[^1]: ", "[^1]", "<", ">"],
+    *["http://x ", "<x@y.z>", "text", "  ", "  \n", "\\\n", "\n", "\n", "\n\n", "\r\n", "\r"],
+]
+
+
+def _unsound(find: Callable[[str], Sequence[object]], seed: int, n: int) -> list[str]:
+    """Bodies where ``find`` reports more command lines than GitHub shows as paragraph text."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        body = "".join(rng.choice(_ATOMS) for _ in range(rng.randint(1, 20)))
+        try:
+            found = find(body)
+        except CommandError:
+            continue
+        if len(found) > len(github_command_lines(body)):
+            out.append(body)
+    return out
+
+
+def test_the_bot_never_runs_a_line_github_does_not_show_as_paragraph_text() -> None:
+    assert _unsound(command_lines, seed=13, n=4000) == []
+    # Control: matching lines without the block structure runs lines GitHub shows otherwise.
+    naive = _unsound(lambda b: [ln for ln in b.split("\n") if COMMAND_RE.match(ln)], 13, 4000)
+    assert len(naive) >= 10
