@@ -23,7 +23,7 @@ class Part:
     needs: tuple[str, ...] = ()  # top-level modules that extra installs
 
 
-BOT_EXTRA = ("bot", ("github", "defusedxml"))
+BOT_EXTRA = ("bot", ("github", "defusedxml", "markdown_it"))
 
 # Each part of the project owns its own entry here; keep them sorted by name.
 COMMANDS: dict[str, Part] = {
