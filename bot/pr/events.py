@@ -60,4 +60,3 @@ def handle_pull_request_event(
         state.run_url,
     )
     return Outcome("cancelled", note, sha=state.sha)
-

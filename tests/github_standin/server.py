@@ -215,7 +215,7 @@ class GitHubStandIn:
         self.requests: list[RecordedRequest] = []
         self.violations: list[str] = []
         self.faults: list[Fault] = []
-        self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
+        self.hooks: list[tuple[str, re.Pattern[str], Callable[[], object]]] = []
         self._ids = itertools.count(1_000_001)
         self._lock = threading.RLock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -361,7 +361,7 @@ class GitHubStandIn:
                 )
             )
 
-    def before_next(self, method: str, path_pattern: str, action: Callable[[], None]) -> None:
+    def before_next(self, method: str, path_pattern: str, action: Callable[[], object]) -> None:
         """Run ``action`` (say, another job's push) just before serving the next such request."""
         with self._lock:
             self.hooks.append((method.upper(), re.compile(path_pattern), action))
