@@ -19,6 +19,7 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.cli.common import (
     EXIT_FAILED,
+    GitHubSession,
     collect_results,
     fail,
     github_session,
@@ -126,6 +127,19 @@ def _tonight(
     return planned, reconcile(planned, collect_results(results_dir, planned))
 
 
+def _run_date(session: GitHubSession, run_id: int) -> str | None:
+    """The run's creation time, or None (then: now) when the token may not read it.
+
+    The history is ordered by run id first, so the fallback only costs the date's accuracy
+    on a re-run; give the job ``actions: read`` to avoid it.
+    """
+    try:
+        return session.gateway.run_created_at(run_id)
+    except GatewayError as exc:
+        warn(f"{exc}; recording the run with the current time")
+        return None
+
+
 def _run_info(sha: str, date: str | None, run_url: str | None) -> baseline_mod.RunInfo:
     when = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return baseline_mod.RunInfo(sha, when, run_url or "")
@@ -181,7 +195,7 @@ def nightly_publish(
         # old night records that night again, not a new one.
         run_id = session.settings.run_id
         if date is None and run_id is not None:
-            date = session.gateway.run_created_at(run_id)
+            date = _run_date(session, run_id)
         run = _run_info(sha, date, session.settings.run_url)
         done = publish(
             session.gateway,

@@ -135,3 +135,22 @@ def test_a_branch_that_never_stops_moving_fails_loudly(gh: GitHubStandIn, tmp_pa
 
 def _run_url(run_id: int) -> str:
     return f"https://github.com/qnn-lab/executorch/actions/runs/{run_id}"
+
+
+def test_a_token_that_may_not_read_the_run_still_records_the_night(
+    gh: GitHubStandIn, tmp_path: Path
+) -> None:
+    shards, results = _night(tmp_path, "n1", Status.PASS)
+    gh.add_run(101, "qnn-device-tests.yml", "2026-11-01T02:00:00Z")
+    gh.fail_next(
+        "GET", r"/actions/runs/101$", 403, message="Resource not accessible by integration"
+    )
+    args = [
+        *("nightly", "publish", "--shards-file", str(shards), "--results-dir", str(results)),
+        *("--sha", SHA),
+    ]
+    env = standin_env(gh) | {"GITHUB_RUN_ID": "101"}
+    result = CliRunner().invoke(bot, args, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "recording the run with the current time" in result.output
+    assert _history(gh).runs[0].run_url == _run_url(101)
