@@ -1,6 +1,10 @@
-"""GitHub bot and device-runner logic for running the QNN test matrices on phones.
+"""The device-test bot: three programs and what they share.
 
-Pure modules (commands, auth, plan, results, render, model, balance) import nothing
-from ``github``, ``subprocess`` or ``os.environ``; effects live in ``github_api``,
-``runner`` and the CLI modules, and are injected.
+``pr/`` runs on GitHub-hosted jobs (the /qnn comment handler: grammar, authorization,
+dispatch, planning, the results comment); ``lab/`` runs on a runner host next to the
+phones; ``nightly/`` keeps the baselines and the nightly issue. Shared at the top: the
+data model, the catalog and matrices data, and ``artifacts``, the one reader of files
+that cross a process boundary. ``github/`` holds the only PyGithub user and the settings;
+``cli/`` the click commands, the only reader of ``os.environ``. Everything else is pure
+and has its effects injected.
 """

@@ -1,7 +1,8 @@
 """What the bot needs from GitHub, as a Protocol and plain values (pure; no PyGithub here).
 
-``bot.github_api.PyGithubGateway`` is the real implementation; the orchestration modules
-(``dispatch``, ``report``, ``head``) take any object with these methods, built in ``cli``.
+``github.client.PyGithubGateway`` is the real implementation; the orchestration modules
+(``pr.dispatch``, ``pr.report``, ``pr.head``, ``nightly.publish``) take any object with
+these methods, built in ``cli.common``.
 """
 
 from __future__ import annotations
