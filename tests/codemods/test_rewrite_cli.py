@@ -593,3 +593,17 @@ def test_the_line_length_of_ruff_or_black_reaches_the_rewrite(tmp_path: Path) ->
         added = [line[1:] for line in out.splitlines() if line.startswith("+") and line[1:2] != "+"]
         widths[width] = max(len(line) for line in added)
     assert widths[60] <= 60 < widths[200]
+
+
+def test_importing_from_executorch_does_not_make_a_same_named_module_keep_the_name(
+    tmp_path: Path,
+) -> None:
+    """Every file here imports the name from ExecuTorch's `...utils.utils`; a module of the
+    run called `utils.py` is not that module and loses the import it no longer uses."""
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "utils.py").write_text(EXPORT_UTILS)
+    (package / "other.py").write_text(OLD_CALL)
+    code, out, _ = _invoke("--diff", "--no-cache", str(package))
+    assert code == 0
+    assert out.count(f"-{IMPORT_LINE}") == 2  # removed from both files
