@@ -408,7 +408,14 @@ def test_device_workflow_shape() -> None:
     assert "always()" in jobs["report"]["if"] and "devices" in jobs["report"]["needs"]
     report = workflows()["qnn-bot-report.yml"]["jobs"]
     assert "schedule" in report["nightly"]["if"]
-    assert report["nightly"]["permissions"] == {"contents": "write", "issues": "write"}
+    assert report["nightly"]["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "actions": "read",
+    }
+    nightly_runs = [s["run"] for s in report["nightly"]["steps"] if "run" in s]
+    assert "qnn-migrate bot nightly publish" in nightly_runs[-1]
+    assert not any("git " in r or "gh " in r for r in nightly_runs)
     assert "workflow_dispatch" in report["report"]["if"]
     # Device results are uploaded even when tests fail.
     action = actions()["run-shard"]["runs"]["steps"]
