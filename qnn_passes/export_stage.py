@@ -252,9 +252,26 @@ def _left_behind(variant: str) -> dict[Any, tuple[str, Any]]:
         a.argmax.default: ("InsertReshapeForReduceOps", _no_dim),
         a.argmin.default: ("InsertReshapeForReduceOps", _no_dim),
     }
-    if variant == "lpai":
+    if variant in BY_NAME["DecomposeReciprocal"].variants:
+        table[a.reciprocal.default] = ("DecomposeReciprocal", _always)
+    if variant in BY_NAME["DecomposeHardsigmoid"].variants:
         table[a.hardsigmoid.default] = ("DecomposeHardsigmoid", _always)
     return table
+
+
+def pending(graph_module: torch.fx.GraphModule, variant: str) -> list[tuple[str, str, str]]:
+    """``(node, op, pass)`` for every node an export-stage pass of ``variant`` still has to rewrite."""
+    table = _left_behind(variant)
+    found = []
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        entry = table.get(node.target)
+        if entry is None and "autocast" in str(node.target):
+            entry = ("DecomposeWrapWithAutocast", _always)
+        if entry is not None and entry[1](node):
+            found.append((node.name, str(node.target), entry[0]))
+    return found
 
 
 class CheckExportStage(ExportPass):
@@ -266,20 +283,13 @@ class CheckExportStage(ExportPass):
         self.method = method
 
     def call(self, graph_module: torch.fx.GraphModule) -> PassResult:
-        table = _left_behind(self.variant)
-        for node in graph_module.graph.nodes:
-            if node.op != "call_function":
-                continue
-            entry = table.get(node.target)
-            if entry is None and "autocast" in str(node.target):
-                entry = ("DecomposeWrapWithAutocast", _always)
-            if entry is not None and entry[1](node):
-                raise QnnConfigError(
-                    f"qnn_transform_passes: method '{self.method}' has {node.target} (node "
-                    f"'{node.name}'), which QNN's export-stage pass {entry[0]} must rewrite, "
-                    "but the to-edge version of that pass cannot rewrite this case (e.g. "
-                    "another norm than 2 or a symbolic size). Lower this method the old "
-                    "way: programs = qnn_export(model, example_inputs, compiler_specs=...), "
-                    "then the same to_edge_transform_and_lower call."
-                )
+        for node, op, needed in pending(graph_module, self.variant):
+            raise QnnConfigError(
+                f"qnn_transform_passes: method '{self.method}' has {op} (node "
+                f"'{node}'), which QNN's export-stage pass {needed} must rewrite, "
+                "but the to-edge version of that pass cannot rewrite this case (e.g. "
+                "another norm than 2 or a symbolic size). Lower this method the old "
+                "way: programs = qnn_export(model, example_inputs, compiler_specs=...), "
+                "then the same to_edge_transform_and_lower call."
+            )
         return PassResult(graph_module, False)
