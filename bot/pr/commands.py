@@ -8,7 +8,7 @@ Grammar (one command per comment)::
     test-arg := MATRIX | "auto" | TEST_ID | "--soc" (WS|"=") SOC(","SOC)*
               | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | "--sim" | sha-opt
     migrate-arg := "--target" (WS|"=") ("qnn-passes"|"executorch") | PATH
-    sha-opt  := "--sha" (WS|"=") HEX{min_sha_prefix..40}
+    sha-opt  := "--sha" (WS|"=") HEX{40}
     WS       := (" " | TAB)+
 
 A line counts only when GitHub renders it as plain text at the start of a line of a
@@ -316,11 +316,11 @@ def _parse_sha(values: list[str] | None, catalog: Catalog, line: int) -> str | N
     if len(values) > 1:
         raise CommandError("`--sha` may be given once", line)
     sha = values[0].lower()
-    n = catalog.policy.min_sha_prefix
-    if not HEX_RE.match(sha) or not n <= len(sha) <= 40:
+    # The whole SHA: a prefix can be matched by a second commit made to collide with it.
+    if not HEX_RE.match(sha) or len(sha) != 40:
         raise CommandError(
-            f"`--sha` must be {n} to 40 hexadecimal digits of the commit you reviewed, "
-            f"got {quote_untrusted(values[0])}",
+            "`--sha` must be the full 40-hexadecimal-digit SHA of the commit you reviewed "
+            f"(`git rev-parse HEAD`), got {quote_untrusted(values[0])}",
             line,
         )
     return sha
@@ -560,7 +560,7 @@ HELP_TEXT = """\
 - Defaults: {defaults}.
 - Matrices: {matrices}.
 - SoCs with phones: {socs}. Backends: {backends}.
-- Add `--sha <commit>` (at least {min_sha} hex digits) to name the commit you reviewed; it is
+- Add `--sha <commit>` (the full 40-digit SHA) to name the commit you reviewed; it is
   required when the PR's author cannot start device runs.
 - Device runs may be started by collaborators with {roles} permission.
 - Try a command offline: `echo '/qnn test auto' | qnn-migrate bot parse`.
@@ -574,7 +574,6 @@ def help_text(catalog: Catalog) -> str:
         matrices=", ".join(f"`{m}`" for m in catalog.matrices),
         socs=", ".join(catalog.lab_socs),
         backends=", ".join(catalog.backends),
-        min_sha=catalog.policy.min_sha_prefix,
         roles=", ".join(catalog.policy.run_roles),
         migrate_roles=", ".join(MIGRATE_ROLES),
     )

@@ -56,12 +56,12 @@ def test_defaults_come_from_the_data(catalog: Catalog) -> None:
 def test_full_test_command(catalog: Catalog) -> None:
     c = ok(
         f"/qnn test {CONV} auto {FP_CONV2D} --soc sm8650,SM8750 --soc SM8850 --backend=gpu "
-        "--seed 7 --sha 0123456789abCDEF",
+        "--seed 7 --sha " + "0123456789abCDEF" * 2 + "01234567",
         catalog,
     )
     assert c.matrices == (CONV,) and c.auto and c.tests == (FP_CONV2D,)
     assert c.socs == ("SM8650", "SM8750", "SM8850")
-    assert (c.backend, c.seed, c.sha) == ("gpu", 7, "0123456789abcdef")
+    assert (c.backend, c.seed, c.sha) == ("gpu", 7, "0123456789abcdef" * 2 + "01234567")
 
 
 def test_bare_test_means_auto_and_bare_qnn_means_help(catalog: Catalog) -> None:
@@ -165,7 +165,8 @@ def test_catalog_rules(catalog: Catalog) -> None:
     assert ok("/qnn test --backend lpai --soc SM8850", catalog).backend == "lpai"
     assert "whole number" in err("/qnn test --seed -1", catalog)
     assert "whole number" in err("/qnn test --seed 99999999999", catalog)
-    assert "12 to 40 hexadecimal" in err("/qnn test --sha abc123", catalog)
+    assert "full 40-hexadecimal-digit SHA" in err("/qnn test --sha abc123", catalog)
+    assert "full 40-hexadecimal-digit SHA" in err("/qnn test --sha " + "a" * 39, catalog)
     assert "needs a value" in err("/qnn test --soc", catalog)
     assert "may be given once" in err("/qnn test --seed 1 --seed 2", catalog)
 

@@ -193,9 +193,8 @@ def test_a_sha_prefix_is_not_a_pin(
         9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
     )
     outcome, _ = send(gh, gateway, ctx, f"/qnn test auto --sha {HEAD[:12]}", number=9)
-    assert outcome.action == "refused" and gh.runs() == []  # type: ignore[attr-defined]
-    assert "not a full commit SHA" in bot_comments(gh, 9)[0]
-    assert f"--sha {HEAD}" in bot_comments(gh, 9)[0]
+    assert outcome.action == "rejected" and gh.runs() == []  # type: ignore[attr-defined]
+    assert "full 40-hexadecimal-digit SHA" in bot_comments(gh, 9)[0]
 
 
 def test_a_head_branch_in_an_outsiders_fork_needs_the_reviewed_sha(
