@@ -11,12 +11,9 @@ printed, ``codemods/output.py``.
 
 from __future__ import annotations
 
-import ast
 import gc
-import io
 import os
 import sys
-import tokenize
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -33,7 +30,7 @@ from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
-# difflib, tempfile and concurrent.futures are imported where used: a warm run over an
+# difflib, tempfile, tokenize, ast and concurrent.futures are imported where used: a warm run over an
 # unchanged tree needs none of them, and every millisecond of start-up counts there.
 
 __all__ = ["DEFAULT_EXCLUDES", "rewrite"]
@@ -103,6 +100,9 @@ def _error(path: str, message: str, line: int = 1, column: int = 1) -> Outcome:
 # -- files in --------------------------------------------------------------------------------
 def decode(data: bytes) -> tuple[str, str]:
     """The text and the encoding of a Python source file (PEP 263, BOM -> utf-8-sig)."""
+    import io
+    import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
@@ -158,6 +158,8 @@ def unified_diff(path: str, old: str, new: str) -> str:
 def _syntax_error(text: str, path: str, fallback: str) -> Outcome:
     """A file that does not parse, located where Python's own parser puts the error."""
     try:
+        import ast
+
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line, column = error.lineno or 1, error.offset or 1
