@@ -84,6 +84,28 @@ class Knowledge:
             return value is not None and self.is_dict(value, depth + 1)
         return False
 
+    def dict_keys(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str] | None:
+        """The keys of a dict display with string-literal keys, followed through names
+        assigned once (or right before); None when the source does not show them."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, cst.Name):
+            value = self._value_of(node, self._single_assignment(node))
+            return None if value is None else self.dict_keys(value, depth + 1)
+        if not isinstance(node, cst.Dict):
+            return None
+        keys = []
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(
+                element.key, cst.SimpleString
+            ):
+                return None
+            key = element.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            keys.append(key)
+        return frozenset(keys)
+
     def _value_of(self, name: cst.Name, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
         """The value ``name`` holds where it is read: its only assignment's, or else the
         value the statement right before assigns it (``m = convert_pt2e(m)``, the usual

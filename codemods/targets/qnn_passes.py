@@ -33,12 +33,15 @@ broadcasts the per-method arguments exactly as the wrapper did, so nothing is gu
 
 from __future__ import annotations
 
+import libcst as cst
+
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Seq, Text
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
 from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite
 
 QNN_PASSES = "qnn_passes"
+SDK_SETUP = "executorch.backends.qualcomm.utils.qnn_sdk_setup"
 EXIR = "executorch.exir"
 
 USES = {"compiler_specs": 4, "skip_node_id_set": 2, "skip_node_op_set": 2}
@@ -70,16 +73,21 @@ class QnnPassesTarget:
         )
 
     def statement(self, site: Site) -> StatementRewrite:
-        """``programs = qnn_export(...)``, then the call inside ``with qnn_manager_context``."""
-        plan = plan_arguments(
-            site.bound, order=self.statement_order, uses=USES, statements=True, work_starts=4
-        )
-        refs, prelude = bind_arguments(site, plan)
-        programs = site.names.fresh("programs")
-        export = self._export(site, refs)
-        head = f"{programs} = "
+        """``programs = ...export...``, then the call inside ``with qnn_manager_context``."""
+        shape = _canonical_shape(site) if site.flow == "canonical" else None
+        if shape is None:
+            plan = plan_arguments(
+                site.bound, order=self.statement_order, uses=USES, statements=True, work_starts=4
+            )
+            refs, prelude = bind_arguments(site, plan)
+            programs = site.names.fresh("programs")
+            export = self._export(site, refs)
+            head = f"{programs} = "
+            base = site.block_column
+            prelude.append(head + site.printer.render(export, "", base + len(head), base))
+        else:
+            refs, prelude, programs = self._canonical_export(site, shape)
         base = site.block_column
-        prelude.append(head + site.printer.render(export, "", base + len(head), base))
         context = CallSpec(
             site.import_name(QNN_PASSES, "qnn_manager_context"),
             (refs.arg("compiler_specs", keyword=False, comments=True), ArgSpec(Text(programs))),
@@ -115,6 +123,67 @@ class QnnPassesTarget:
         )
         column = site.block_column + site.call_column
         return site.printer.render(run, site.indent, column, site.block_column)
+
+    def _canonical_export(
+        self, site: Site, shape: dict[str, str]
+    ) -> tuple[References, list[str], str]:
+        """``setup_qnn_sdk()`` then ``torch.export.export(..., strict=True)``, per method for a
+        dict of methods; the references, the statements and the name of the programs.
+
+        The wrapper set up the SDK before tracing (it may download one and re-execute the
+        interpreter, which would lose a traced model), so the code does too, after the
+        arguments, which the wrapper evaluated first: every argument with side effects is
+        bound before it. The AMD MKLDNN guard runs when ``qnn_manager_context`` is entered.
+        """
+        methods = "module" in shape
+        uses = dict(USES)
+        if methods:  # read in the loop, once per method
+            uses.update({p: 2 for p in ("module", "inputs", "dynamic_shapes")})
+        plan = plan_arguments(
+            site.bound, order=self.statement_order, uses=uses, statements=True, work_starts=0
+        )
+        refs, prelude = bind_arguments(site, plan)
+        prelude.append(f"{site.import_name(SDK_SETUP, 'setup_qnn_sdk')}()")
+        export = site.import_name("torch", "") + ".export.export"
+        programs = site.names.fresh("programs")
+        base = site.block_column
+        printer = site.printer
+        if not methods:
+            args = [
+                refs.arg("module", keyword=False, comments=True),
+                refs.arg("inputs", keyword=False, comments=True),
+                *refs.keywords(["dynamic_shapes"], comments=True),
+                ArgSpec(Text("True"), "strict"),
+            ]
+            head = f"{programs} = "
+            call = CallSpec(export, tuple(args))
+            prelude.append(head + printer.render(call, "", base + len(head), base))
+            return refs, prelude, programs
+        # A dict of methods: one export per method, the per-method arguments as the wrapper
+        # broadcast them (a dict keyed by the method names, else one value for all).
+        for param in ("module", "inputs", "dynamic_shapes"):
+            before, trailing = refs.take_comments(param)
+            prelude += [*before, *([trailing] if trailing else [])]
+        method_name, method = site.names.fresh("method_name"), site.names.fresh("method")
+        module = printer.flat(refs.expr("module"))
+        assert module is not None, "a dict read in a loop is bound to a name first"
+        args = [ArgSpec(Text(method))]
+        for param in ("inputs", "dynamic_shapes"):
+            if param in shape:
+                value = printer.flat(refs.expr(param))
+                assert value is not None
+                if shape[param] == "per_method":
+                    value = f"{value}[{method_name}]"
+                args.append(ArgSpec(Text(value), None if param == "inputs" else param))
+        args.append(ArgSpec(Text("True"), "strict"))
+        unit = printer.unit
+        head = f"{unit}{programs}[{method_name}] = "
+        text = printer.render(CallSpec(export, tuple(args)), unit, base + len(head), base)
+        prelude += [
+            f"{programs} = {{}}",
+            f"for {method_name}, {method} in {module}.items():{printer.newline}{head}{text}",
+        ]
+        return refs, prelude, programs
 
     def _export(self, site: Site, refs: References) -> CallSpec:
         args = [
@@ -165,3 +234,34 @@ class QnnPassesTarget:
             tuple(args),
             dangling=site.bound.dangling_comments,
         )
+
+
+def _canonical_shape(site: Site) -> dict[str, str] | None:
+    """How the canonical flow exports this call's module, when the source shows it.
+
+    ``{}``: one module (``torch.export.export`` once). For a dict of methods, ``module`` maps
+    to "dict" and ``inputs``/``dynamic_shapes`` (when passed) to "per_method" (a dict keyed
+    by the method names) or "shared" (one value for every method). None: only the run can
+    tell (then ``qnn_export`` decides there, as the wrapper did).
+    """
+    knowledge = site.knowledge
+    module = site.bound.args["module"].value
+    if knowledge.is_not_dict(module):
+        return {}
+    keys = knowledge.dict_keys(module)
+    if keys is None:
+        return None
+    shape = {"module": "dict"}
+    for param in ("inputs", "dynamic_shapes"):
+        passed = site.bound.args.get(param)
+        if passed is None or (isinstance(passed.value, cst.Name) and passed.value.value == "None"):
+            continue
+        if knowledge.is_not_dict(passed.value):
+            shape[param] = "shared"
+        elif knowledge.dict_keys(passed.value) == keys:
+            shape[param] = "per_method"
+        elif (found := knowledge.dict_keys(passed.value)) is not None and found != keys:
+            shape[param] = "shared"  # a dict keyed otherwise serves every method whole
+        else:
+            return None
+    return shape

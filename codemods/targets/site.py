@@ -49,6 +49,10 @@ class Knowledge(Protocol):
         """True if the value is always a dict."""
         ...
 
+    def dict_keys(self, node: cst.BaseExpression) -> frozenset[str] | None:
+        """The keys of the dict the value always is, when the source shows them."""
+        ...
+
 
 @dataclass
 class Site:
@@ -60,6 +64,7 @@ class Site:
     import_name: Callable[[str, str], str]  # (module, object) -> local name; records the import
     printer: Printer
     knowledge: Knowledge
+    flow: str = "canonical"  # the qnn-passes target's shape: "qnn-export" or "canonical"
     context: str = ""  # expression form: what the call is part of, in words
     indent: str = ""  # the call's line indentation relative to its statement's first line
     block_column: int = 0  # width of the statement's own indentation in the file

@@ -27,7 +27,7 @@ import torch
 from doubles.qnn_backend import RecordingQnnBackend
 from torch.export.graph_signature import InputKind
 
-from qnn_migrate.codemods.engine import rewrite_code
+from qnn_migrate.codemods.engine import rewrite_code, rule_options
 
 SCENARIOS = Path(__file__).resolve().parent / "semantics"
 pytestmark = pytest.mark.xdist_group("rewrite-semantics")  # one worker runs each original once
@@ -83,17 +83,39 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _structure(program: Any, drop: set[str]) -> dict[str, Any]:
-    """The program node by node and its signature, without the inputs named in ``drop``."""
+def _structure(program: Any, drop: set[str], by_target: bool = False) -> dict[str, Any]:
+    """The program node by node and its signature, without the inputs named in ``drop``.
+
+    ``by_target``: a placeholder of a constant input is named by what it holds (its kind and
+    state target): ``torch.export`` calls a constant it lifts ``b__lifted_tensor_constant0``,
+    a pass lifting it after export ``_lifted_tensor_constant0``, for the same value.
+    """
     graph = program.graph_module.graph
+    names = {
+        s.arg.name: f"<{s.kind.name}:{s.target}>"
+        for s in program.graph_signature.input_specs
+        if by_target and s.target is not None
+    }
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, tuple) and len(value) == 2 and value[0] == "node":
+            return ("node", names.get(value[1], value[1]))
+        if isinstance(value, tuple):
+            return tuple(rename(v) for v in value)
+        return value
+
     # Placeholders in their own order (where FX lists them among the other nodes is incidental).
-    nodes = [n.name for n in graph.nodes if n.op == "placeholder" and n.name not in drop] + [
-        (n.op, n.name, str(n.target), _plain(n.args), _plain(dict(n.kwargs)))
+    nodes = [
+        names.get(n.name, n.name)
+        for n in graph.nodes
+        if n.op == "placeholder" and n.name not in drop
+    ] + [
+        (n.op, n.name, str(n.target), rename(_plain(n.args)), rename(_plain(dict(n.kwargs))))
         for n in graph.nodes
         if n.op != "placeholder"
     ]
     inputs = [
-        (str(s.kind), s.arg.name, s.target, s.persistent)
+        (str(s.kind), names.get(s.arg.name, s.arg.name), s.target, s.persistent)
         for s in program.graph_signature.input_specs
         if s.arg.name not in drop
     ]
@@ -107,7 +129,7 @@ def _structure(program: Any, drop: set[str]) -> dict[str, Any]:
     return {"nodes": nodes, "inputs": inputs, "outputs": outputs, "values": values}
 
 
-def _assert_same_program(old: Any, new: Any, *, exact: bool) -> None:
+def _assert_same_program(old: Any, new: Any, *, exact: bool, by_target: bool = False) -> None:
     if exact:
         assert new.graph_module.code == old.graph_module.code
         assert str(new.graph_signature) == str(old.graph_signature)
@@ -115,7 +137,8 @@ def _assert_same_program(old: Any, new: Any, *, exact: bool) -> None:
         _tensors_equal(old.constants, new.constants)
         return
     assert _orphans(new) == set()
-    old_form, new_form = _structure(old, _orphans(old)), _structure(new, set())
+    old_form = _structure(old, _orphans(old), by_target)
+    new_form = _structure(new, set(), by_target)
     _tensors_equal(old_form.pop("values"), new_form.pop("values"))
     assert new_form == old_form
 
@@ -130,27 +153,46 @@ def _assert_same_result(old: Any, new: Any) -> None:
     assert new._config_methods == old._config_methods
 
 
+# (scenario, target, flow): the qnn-passes target in both of its shapes.
 CASES = [
-    ("scenario_single_module", "qnn-passes"),
-    ("scenario_single_module", "executorch"),
-    ("scenario_dict_of_methods", "qnn-passes"),
-    ("scenario_dict_of_methods", "executorch"),
-    ("scenario_comprehension", "qnn-passes"),
+    ("scenario_single_module", "qnn-passes", "qnn-export"),
+    ("scenario_single_module", "qnn-passes", "canonical"),
+    ("scenario_single_module", "executorch", None),
+    ("scenario_dict_of_methods", "qnn-passes", "qnn-export"),
+    ("scenario_dict_of_methods", "qnn-passes", "canonical"),
+    ("scenario_dict_of_methods", "executorch", None),
+    ("scenario_comprehension", "qnn-passes", "qnn-export"),
+    ("scenario_comprehension", "qnn-passes", "canonical"),
 ]
 
 
-@pytest.mark.parametrize(("scenario", "target"), CASES, ids=[f"{s}-{t}" for s, t in CASES])
-def test_rewritten_script_lowers_the_same_programs(scenario: str, target: str) -> None:
-    rewritten = rewrite_code(_source(scenario), target=target, filename=scenario)
+@pytest.mark.parametrize(
+    ("scenario", "target", "flow"),
+    CASES,
+    ids=[f"{s}-{t}" + (f"-{f}" if f else "") for s, t, f in CASES],
+)
+def test_rewritten_script_lowers_the_same_programs(
+    scenario: str, target: str, flow: str | None
+) -> None:
+    options = rule_options(target, flow=flow)
+    rewritten = rewrite_code(_source(scenario), options, filename=scenario)
     assert rewritten.changed and not rewritten.unfixable
     assert "to_edge_transform_and_lower_to_qnn(" not in rewritten.code
+    if flow == "canonical" and scenario != "scenario_comprehension":
+        # The canonical flow: the user's own torch.export, after the SDK setup.
+        assert "qnn_export" not in rewritten.code
+        assert rewritten.code.index("setup_qnn_sdk()") < rewritten.code.index(
+            "torch.export.export("
+        )
     old_qnn, old_result = _original(scenario)
-    new_qnn, new_result = _run(rewritten.code, f"{scenario}-{target}")
+    new_qnn, new_result = _run(rewritten.code, f"{scenario}-{target}-{flow}")
 
     assert old_qnn.handoffs, "the original reached no partitioner"
     assert len(new_qnn.handoffs) == len(old_qnn.handoffs)
     for old, new in zip(old_qnn.handoffs, new_qnn.handoffs, strict=True):
-        _assert_same_program(old.program, new.program, exact=target == "executorch")
+        _assert_same_program(
+            old.program, new.program, exact=target == "executorch", by_target=flow == "canonical"
+        )
         assert new.compile_specs == old.compile_specs
         assert new.skip_node_id_set == old.skip_node_id_set
         assert new.skip_node_op_set == old.skip_node_op_set

@@ -22,7 +22,7 @@ DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
 # The qnn-passes target's shapes: "qnn-export" exports with ``qnn_passes.qnn_export`` (which
 # also runs QNN's export-stage passes), "canonical" with ``torch.export.export``.
 FLOWS = ("qnn-export", "canonical")
-DEFAULT_FLOW = "qnn-export"
+DEFAULT_FLOW = "canonical"
 
 
 @dataclass(frozen=True)

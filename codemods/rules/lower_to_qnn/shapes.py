@@ -101,6 +101,7 @@ class SiteWriter:
             import_name=import_name,
             printer=self.printer,
             knowledge=self.knowledge,
+            flow=ctx.options.flow,
             context=where.context,
             indent="" if split else _relative(call_ws, statement_ws),
             block_column=len(block_ws),
