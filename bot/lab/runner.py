@@ -919,7 +919,9 @@ class Runner:
                 f"{self.settings.host.python} cannot import executorch from {checkout} ({last}); "
                 "install the checkout editable or set [env] PYTHONPATH in the host config"
             )
-        places = [Path(p).resolve() for p in proc.stdout.splitlines() if p.strip()]
+        # The module file, else the first portion of a namespace package: the one whose
+        # submodules are imported first.
+        places = [Path(p).resolve() for p in proc.stdout.splitlines() if p.strip()][:1]
         outside = [p for p in places if p != checkout and checkout not in p.parents]
         if not places or outside:
             where = outside[0] if outside else "nowhere"

@@ -287,3 +287,16 @@ def test_an_executorch_imported_from_outside_the_checkout_is_refused(lab: Lab) -
     assert statuses(result) == [Status.INFRA, Status.INFRA] and result.attempts == 0
     assert f"import executorch from {other.resolve()}" in (result.infra_reason or "")
     assert lab.runs_log() == []
+
+
+def test_a_namespace_executorch_counts_where_its_first_portion_is(lab: Lab) -> None:
+    # The wheel's executorch is a namespace package: its submodules come from the first
+    # portion on sys.path, so that portion must be the checkout's.
+    (lab.checkout / "executorch" / "__init__.py").unlink()
+    other = lab.root / "site-packages"
+    (other / "executorch").mkdir(parents=True)
+    first = lab.settings(env={"PYTHONPATH": f"{lab.checkout}{os.pathsep}{other}"})
+    assert Runner(first).run(lab.shard(ABS)).ok
+    last = lab.settings(env={"PYTHONPATH": f"{other}{os.pathsep}{lab.checkout}"})
+    refused = Runner(last).run(lab.shard(ABS))
+    assert refused.attempts == 0 and "import executorch from" in (refused.infra_reason or "")
