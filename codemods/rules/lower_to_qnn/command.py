@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
+from qnn_migrate.codemods.rules.lower_to_qnn.context import DEFAULT_FLOW, FLOWS, RuleOptions
 from qnn_migrate.codemods.rules.lower_to_qnn.rule import LowerToQnn, RuleResult
 
 
@@ -38,10 +39,18 @@ class RewriteLowerToQnn(CodemodCommand):
             default=targets[0].name,
             help="; ".join(f"{t.name}: {t.help}" for t in targets),
         )
+        arg_parser.add_argument(
+            "--flow",
+            choices=FLOWS,
+            default=DEFAULT_FLOW,
+            help="qnn-passes target: canonical (torch.export.export, the default) or qnn-export",
+        )
 
-    def __init__(self, context: CodemodContext, target: str | None = None) -> None:
+    def __init__(
+        self, context: CodemodContext, target: str | None = None, flow: str = DEFAULT_FLOW
+    ) -> None:
         super().__init__(context)
-        self.rule = LowerToQnn(target or default_target())
+        self.rule = LowerToQnn(RuleOptions(target or default_target(), flow=flow))
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Skip files that never mention the name before paying for any analysis.
