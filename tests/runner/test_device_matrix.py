@@ -124,3 +124,20 @@ def test_plan_with_sim_makes_simulator_shards_on_simulator_labels() -> None:
             pr=7,
             simulator=True,
         )
+
+
+def test_a_sim_command_from_the_grammar_plans_simulator_shards() -> None:
+    from qnn_migrate.bot.pr.commands import parse
+
+    command = parse("/qnn test canonicalize_conv --sim", CATALOG)
+    assert command is not None and command.simulator
+    selections = plan_mod.select(command, CATALOG)
+    planned = plan_mod.plan_command(command, selections, catalog=CATALOG, sha=SHA, pr=7)
+    assert planned.shards and all(p.shard.enable_x86_64 for p in planned.shards)
+    assert {p.runs_on[-1] for p in planned.shards} == {"x86-simulator"}
+    phones = parse("/qnn test canonicalize_conv", CATALOG)
+    assert phones is not None
+    on_phones = plan_mod.plan_command(
+        phones, plan_mod.select(phones, CATALOG), catalog=CATALOG, sha=SHA, pr=7
+    )
+    assert not any(p.shard.enable_x86_64 for p in on_phones.shards)
