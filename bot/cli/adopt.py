@@ -13,11 +13,12 @@ checked by hand. Exit 1 when a check failed.
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import click
-import requests
 
 from qnn_migrate.bot import doctor as doctor_mod
 from qnn_migrate.bot.cli.common import EXIT_FAILED, environment, github_session, load_catalog
@@ -64,25 +65,37 @@ def gate(event_path: Path, catalog_path: Path | None) -> None:
 
 
 class HttpReader:
-    """GET on GitHub's REST API with a token (read-only; the doctor changes nothing)."""
+    """GET on GitHub's REST API with a token (read-only; the doctor changes nothing).
+
+    The standard library's urllib: a handful of GETs in a command run by hand need no
+    retries, and the gateway (bot/github) offers no read of arbitrary settings paths.
+    """
+
+    MAX_BYTES = 4 * 1024 * 1024
 
     def __init__(self, api_url: str, token: str | None) -> None:
         self.api_url = api_url.rstrip("/")
-        self.session = requests.Session()
-        self.session.headers["Accept"] = "application/vnd.github+json"
-        self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
+        self.headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "qnn-migrate-doctor",
+        }
         if token:
-            self.session.headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {token}"
 
     def get(self, path: str) -> tuple[int, Any]:
+        request = urllib.request.Request(self.api_url + path, headers=self.headers)
         try:
-            reply = self.session.get(self.api_url + path, timeout=30)
-        except requests.RequestException as exc:
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                status, data = reply.status, reply.read(self.MAX_BYTES)
+        except urllib.error.HTTPError as exc:
+            status, data = exc.code, exc.read(self.MAX_BYTES)
+        except (urllib.error.URLError, OSError) as exc:
             return 0, {"message": str(exc)}
         try:
-            return reply.status_code, reply.json()
+            return status, json.loads(data)
         except ValueError:
-            return reply.status_code, None
+            return status, None
 
 
 @click.command("doctor")
