@@ -4,9 +4,11 @@ Before (any mix of positional and keyword arguments)::
 
     edge = to_edge_transform_and_lower_to_qnn(model, inputs, specs, skip_node_op_set=ops)
 
-After, where the call may have statements of its own::
+After, where the call may have statements of its own and the source shows that ``model`` is
+one module (the canonical flow, the default)::
 
-    programs = qnn_export(model, inputs, compiler_specs=specs)
+    setup_qnn_sdk()
+    programs = torch.export.export(model, inputs, strict=True)
     with qnn_manager_context(specs, programs):
         edge = to_edge_transform_and_lower(
             programs,
@@ -14,6 +16,12 @@ After, where the call may have statements of its own::
             partitioner=qnn_partitioners(programs, specs, skip_node_op_set=ops),
             compile_config=qnn_compile_config(),
         )
+
+For a dict of methods whose keys the source shows, one export per method in a loop. When only
+the run can tell (and with ``flow="qnn-export"``), ``programs = qnn_export(model, inputs,
+compiler_specs=specs)`` instead: ``qnn_passes`` decides at run time whether ``model`` is one
+module or a dict of methods and broadcasts the per-method arguments exactly as the wrapper
+did, so nothing is guessed here.
 
 After, where it must stay one expression (comprehensions, lambdas, conditional branches)::
 
@@ -26,9 +34,6 @@ After, where it must stay one expression (comprehensions, lambdas, conditional b
         partitioner=qnn_partitioners(programs, specs, skip_node_op_set=ops),
         compile_config=qnn_compile_config(),
     )
-
-``qnn_passes`` decides at run time whether ``model`` is one module or a dict of methods and
-broadcasts the per-method arguments exactly as the wrapper did, so nothing is guessed here.
 """
 
 from __future__ import annotations
