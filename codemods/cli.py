@@ -662,7 +662,7 @@ def _print(report: RunReport, fmt: str, verbosity: int) -> None:
     if fmt == "json":
         click.echo(output.as_json(report))
     elif fmt == "github":
-        for line in output.github(report):
+        for line in output.github(report, os.getcwd()):
             click.echo(line)
     if fmt != "text":
         verbosity = min(verbosity, -1)  # the machine output is on stdout; stderr: the summary

@@ -8,6 +8,7 @@ line and column, as editors and CI logs link them).
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from typing import Literal, NamedTuple
 
@@ -134,9 +135,11 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(report: RunReport) -> list[str]:
+def github(report: RunReport, base: str | None = None) -> list[str]:
     """``::error``/``::warning``/``::notice`` workflow commands, one per site, so GitHub
-    shows them as annotations on the pull request."""
+    shows them as annotations on the pull request. ``base``: the directory (the workspace)
+    that ``file=`` is made relative to, as GitHub matches it against the repository's paths
+    (``./src/a.py`` or an absolute path would match nothing)."""
     level = {
         "rewritten": "error" if report.mode != "write" else "notice",
         "unfixable": "warning",
@@ -154,7 +157,7 @@ def github(report: RunReport) -> list[str]:
         properties = ",".join(
             f"{key}={escape_property(value)}"
             for key, value in (
-                ("file", s.path),
+                ("file", _relative(s.path, base)),
                 ("line", str(s.line)),
                 ("col", str(s.column)),
                 ("title", title[s.kind]),
@@ -162,3 +165,10 @@ def github(report: RunReport) -> list[str]:
         )
         lines.append(f"::{level[s.kind]} {properties}::{escape_data(s.reason)}")
     return lines
+
+
+def _relative(path: str, base: str | None) -> str:
+    if base is None or path == "-":
+        return path
+    relative = os.path.relpath(path, base) if os.path.isabs(path) else os.path.normpath(path)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")

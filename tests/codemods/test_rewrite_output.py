@@ -82,3 +82,19 @@ def test_github_levels_follow_the_mode() -> None:
         "::error",
     ]
     assert output.github(_report("write"))[0].startswith("::notice ")
+
+
+def test_github_paths_are_relative_to_the_workspace() -> None:
+    report = RunReport(mode="check", target="qnn-passes")
+    report.sites = [
+        Site("./src/a.py", 1, 1, "unfixable", "x"),
+        Site("/work/space/src/b.py", 1, 1, "unfixable", "x"),
+        Site("/elsewhere/c.py", 1, 1, "unfixable", "x"),
+    ]
+    files = [line.split(",")[0] for line in output.github(report, "/work/space")]
+    assert files == [
+        "::warning file=src/a.py",
+        "::warning file=src/b.py",
+        "::warning file=/elsewhere/c.py",  # outside the workspace: left as it is
+    ]
+    assert output.github(report)[0].startswith("::warning file=./src/a.py,")  # no base given
