@@ -102,6 +102,8 @@ def test_the_check_step_annotates_a_tree(tmp_path: Path) -> None:
         "to_edge_transform_and_lower_to_qnn -> executorch.exir.to_edge_transform_and_lower"
     ], proc.stdout
     assert (tree / "src" / "a.py").read_text() == OLD_CALL  # --check writes nothing
+    proc = _run_check_step(tree, "", "--extend-exclude generated")  # the default: "."
+    assert proc.returncode == 1 and proc.stdout.splitlines() == lines  # file=src/a.py, no ./
     proc = _run_check_step(tree, "clean.py", "")
     assert proc.returncode == 0 and proc.stdout == ""  # the control: nothing to say
 
