@@ -690,8 +690,10 @@ class Runner:
         infra = [r for r in result.results if r.status is Status.INFRA]
         if infra:
             result = replace(result, infra_reason=infra[0].message)
-        # A test process that never started is this host's problem, not the phone's.
-        if infra and end is not results.RunEnd.NOT_STARTED:
+        # A test process that never started, or one that rejected its command line before
+        # any test touched the phone, is this host's or the plan's problem, not the phone's.
+        rejected = all(results.SETUP_EXCEPTION in r.message for r in infra)
+        if infra and end is not results.RunEnd.NOT_STARTED and not rejected:
             reason = f"{len(infra)} INFRA result(s) in shard {shard.id}: {infra[0].message}"
             quarantine.put(state_dir, serial, reason, shard.id)
             self.settings.log(f"[{shard.id}] {serial} quarantined: {reason}")

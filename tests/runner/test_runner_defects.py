@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from qnn_migrate.bot.lab import host_config, runner
+from qnn_migrate.bot.lab import host_config, quarantine, runner
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
 
@@ -300,3 +300,12 @@ def test_a_namespace_executorch_counts_where_its_first_portion_is(lab: Lab) -> N
     last = lab.settings(env={"PYTHONPATH": f"{other}{os.pathsep}{lab.checkout}"})
     refused = Runner(last).run(lab.shard(ABS))
     assert refused.attempts == 0 and "import executorch from" in (refused.infra_reason or "")
+
+
+def test_a_command_line_the_harness_rejects_quarantines_no_phone(lab: Lab) -> None:
+    # What reached the script before device-matrix checked build_folder.
+    result = Runner(lab.settings()).run(lab.shard(ABS, build_folder="--host=evil"))
+    assert statuses(result) == [Status.INFRA]
+    assert "SetupEnvironmentError" in result.results[0].message
+    assert quarantine.get(lab.state_dir, "PHONE_A") is None
+    assert quarantine.get(lab.state_dir, "PHONE_B") is None
