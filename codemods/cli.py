@@ -30,6 +30,8 @@ from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+
+    from qnn_migrate.codemods.engine import FileResult
 # difflib, tempfile, tokenize, ast and concurrent.futures are imported where used: a warm run over an
 # unchanged tree needs none of them, and every millisecond of start-up counts there.
 
@@ -87,10 +89,6 @@ class Outcome(NamedTuple):
     diff: str = ""
     entry: Entry | None = None  # what the cache keeps of it; None: not to be cached
     digest: bytes = b""  # content_digest of the bytes the outcome is about
-
-    @property
-    def errors(self) -> tuple[Site, ...]:
-        return tuple(s for s in self.sites if s.kind == "error")
 
 
 def _error(path: str, message: str, line: int = 1, column: int = 1) -> Outcome:
@@ -157,9 +155,9 @@ def unified_diff(path: str, old: str, new: str) -> str:
 # -- one file --------------------------------------------------------------------------------
 def _syntax_error(text: str, path: str, fallback: str) -> Outcome:
     """A file that does not parse, located where Python's own parser puts the error."""
-    try:
-        import ast
+    import ast
 
+    try:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line, column = error.lineno or 1, error.offset or 1
@@ -170,9 +168,19 @@ def _syntax_error(text: str, path: str, fallback: str) -> Outcome:
     return _error(path, f"{fallback}; skipped")  # newer syntax only libcst rejects
 
 
-def _sites(path: str, result: Any) -> tuple[Site, ...]:
+def _sites(path: str, result: FileResult) -> tuple[Site, ...]:
     """The engine's findings and rewritten calls as sites (1-based columns)."""
-    sites = [Site(path, u.line, u.column + 1, u.kind, u.reason, u.code) for u in result.unfixable]
+    sites = [
+        Site(
+            path,
+            u.line,
+            u.column + 1,
+            "info" if u.kind == "info" else "unfixable",
+            u.reason,
+            u.code,
+        )
+        for u in result.unfixable
+    ]
     sites += [
         Site(path, line, column + 1, "rewritten", REWRITTEN) for line, column in result.rewritten_at
     ]
