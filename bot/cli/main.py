@@ -39,7 +39,7 @@ from qnn_migrate.bot.pr.commands import CommandError, parse
 from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
 from qnn_migrate.bot.pr.events import handle_pull_request_event
 from qnn_migrate.bot.pr.head import check_head
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanError, Selection, plan
 from qnn_migrate.bot.pr.report import report
 from qnn_migrate.bot.registry import RegistryError, extract
 
@@ -311,6 +311,7 @@ def report_cmd(
 @click.option("--pr", type=int, default=None)
 @click.option("--backend", default=None)
 @click.option("--seed", type=int, default=None)
+@click.option("--sim", is_flag=True, help="Shards for the x86 simulator tier, not phones.")
 @CATALOG_OPTION
 def plan_cmd(
     matrices: tuple[str, ...],
@@ -320,6 +321,7 @@ def plan_cmd(
     pr: int | None,
     backend: str | None,
     seed: int | None,
+    sim: bool,
     catalog_path: Path | None,
 ) -> None:
     """Print the shard list JSON (the `shards` input) for matrices x SoCs, e.g. the nightly run.
@@ -342,8 +344,9 @@ def plan_cmd(
             seed=catalog.defaults.seed if seed is None else seed,
             sha=sha,
             pr=pr,
+            simulator=sim,
         )
-    except ModelError as exc:
+    except (ModelError, PlanError) as exc:
         fail(str(exc), EXIT_INPUT)
     click.echo(the_plan.to_json())
 

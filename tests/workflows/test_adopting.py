@@ -155,6 +155,16 @@ def test_the_bot_plans_from_the_forks_config_without_flags(layout: tuple[Path, P
     lines = dict(line.split("=", 1) for line in matrix.stdout.splitlines())
     assert json.loads(lines["matrix"])["include"][0]["label"] == "sm8650"
 
+    # The fork's [simulator] tier: its shards go to its simulator label only.
+    sim = bot("bot", "plan", "--matrix", "fork_only", "--sim", "--sha", SHA, cwd=fork)
+    assert sim.returncode == 0, sim.stderr
+    shards_file.write_text(sim.stdout)
+    matrix = bot("bot", "device-matrix", "--shards-file", str(shards_file), "--sha", SHA, cwd=fork)
+    lines = dict(line.split("=", 1) for line in matrix.stdout.splitlines())
+    (entry,) = json.loads(lines["matrix"])["include"]
+    assert (entry["id"], entry["label"]) == ("sim-sm8650-fork_only-1", "x86-simulator")
+    assert entry["shard"]["enable_x86_64"] is True
+
     proc = subprocess.run(
         [str(BIN / "qnn-migrate"), "bot", "parse"],
         input="/qnn test fork_only\n",
