@@ -6,8 +6,8 @@ program's signature and range constraints, removes duplicate getitems and regene
 graph module's Python code. ExecuTorch's QNN passes report a change whether or not they made
 one, so with ~37 of them that work is done ~37 times; none of it is read by the next pass
 (ExecuTorch's passes see the graph, and the passes here re-sync the signature themselves). Run
-as one pass, it is done once, at the end: on a 24-block conv/linear model that is about a
-quarter of the transform stage's time.
+as one pass, it is done once, at the end (what that saves is measured in docs/passes.md,
+"Speed and memory").
 
 Nothing else changes: the same pass objects run in the same order on the same graph module;
 a pass that returns a new graph module (ExportPass-based rebuilds) replaces the program's one,
