@@ -158,7 +158,19 @@ def run_shard(
         env=scrub_env(environment()),
         log=lambda msg: click.echo(msg, err=True),
     )
-    result = Runner(settings, log_url=log_url).run(shard)
+    try:
+        result = Runner(settings, log_url=log_url).run(shard)
+    except Exception as exc:  # a bug of the runner itself: INFRA for every test, never MISSING
+        import traceback
+
+        from qnn_migrate.bot.model import ShardResult
+
+        click.echo(traceback.format_exc(), err=True)
+        result = ShardResult.all_infra(
+            shard, f"the runner itself failed: {type(exc).__name__}: {str(exc)[:300]}"
+        )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=1) + "\n")
     click.echo(f"{shard.id}: {results.ran_line(result)}")
     if result.infra_reason:
         click.echo(f"{shard.id}: INFRA: {result.infra_reason}")

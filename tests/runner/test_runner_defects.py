@@ -309,3 +309,26 @@ def test_a_command_line_the_harness_rejects_quarantines_no_phone(lab: Lab) -> No
     assert "SetupEnvironmentError" in result.results[0].message
     assert quarantine.get(lab.state_dir, "PHONE_A") is None
     assert quarantine.get(lab.state_dir, "PHONE_B") is None
+
+
+def test_a_crash_of_the_runner_itself_still_writes_an_infra_result(
+    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from qnn_migrate.bot.cli import lab as device_cli
+
+    def broken(self: Runner, shard: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(Runner, "run", broken)
+    shard_file = tmp_path / "shard.json"
+    shard_file.write_text(json.dumps(lab.shard(ABS, ADD).to_dict()))
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(
+        device_cli.run_shard, ["--shard", str(shard_file), "--out", str(out)], env=lab.env()
+    )
+    assert ran.exit_code == 1, ran.output
+    doc = json.loads((out / "result.json").read_text())
+    assert [r["status"] for r in doc["results"]] == ["INFRA", "INFRA"]
+    assert "the runner itself failed: OSError: No space left on device" in doc["infra_reason"]
