@@ -34,9 +34,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from qnn_passes import export_stage, pipeline
 from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
@@ -50,6 +50,35 @@ from qnn_passes.methods import (
 )
 from qnn_passes.run_qnn_passes import RunQnnPasses
 
+if TYPE_CHECKING:
+    from executorch.backends.qualcomm._passes.qnn_pass_manager import QnnPassManager
+    from executorch.backends.qualcomm.serialization.qc_schema import (
+        QnnExecuTorchBackendType,
+        QnnExecuTorchOptions,
+    )
+    from executorch.exir import EdgeCompileConfig
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+    from executorch.exir.pass_base import ExportedProgramPassBase
+    from torch import nn
+    from torch.export import ExportedProgram
+
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
+
+    Specs: TypeAlias = list[CompileSpec]
+    # One list of compile specs for every method, or one per method.
+    CompilerSpecs: TypeAlias = Specs | Mapping[str, Specs]
+    # What every argument "per method" can be: one value for all, or a dict keyed by method.
+    Programs: TypeAlias = ExportedProgram | Mapping[str, ExportedProgram]
+    # ExecuTorch's pass tables (QnnPassManager.get_capture_program_passes() and
+    # get_passes_dependency_for_capture_program()), shared or keyed by method.
+    PassesJob: TypeAlias = (
+        Mapping[type, Mapping[str, object]] | Mapping[str, Mapping[type, Mapping[str, object]]]
+    )
+    DepTable: TypeAlias = (
+        Mapping[type, Sequence[type]] | Mapping[str, Mapping[type, Sequence[type]]]
+    )
+    TransformPasses: TypeAlias = list[ExportedProgramPassBase]
+
 R = TypeVar("R")
 
 # Key in an exported program's graph_module.meta: the export-stage passes qnn_export ran.
@@ -61,39 +90,41 @@ LOWERABLE_VARIANTS = ("htp", "gpu", "lpai")
 _BACKEND_LIBRARIES = {"htp": "QnnHtp", "gpu": "QnnGpu", "lpai": "QnnLpai", "dsp": "QnnDsp"}
 
 
-def _options(specs: list[Any]) -> Any:
+def _options(specs: Specs) -> QnnExecuTorchOptions:
     from executorch.backends.qualcomm.partition.utils import generate_qnn_executorch_option
     from executorch.backends.qualcomm.serialization.qc_schema_serialize import (
         flatbuffer_to_option,
     )
 
-    return flatbuffer_to_option(generate_qnn_executorch_option(specs))
+    options: QnnExecuTorchOptions = flatbuffer_to_option(generate_qnn_executorch_option(specs))
+    return options
 
 
-def backend_of(specs: list[Any]) -> Any:
+def backend_of(specs: Specs) -> QnnExecuTorchBackendType:
     """The QnnExecuTorchBackendType that ``specs`` select."""
-    return _options(specs).backend_options.backend_type
+    backend: QnnExecuTorchBackendType = _options(specs).backend_options.backend_type
+    return backend
 
 
-def variant_of(backend_type: Any) -> str:
+def variant_of(backend_type: QnnExecuTorchBackendType) -> str:
     """Pipeline variant for a backend type: htp/gpu/lpai, else "base" (as ExecuTorch falls back)."""
     name = str(backend_type)
     return name if name in pipeline.VARIANTS else "base"
 
 
-def _pass_manager_cls(backend_type: Any) -> Any:
+def _pass_manager_cls(backend_type: QnnExecuTorchBackendType) -> type[QnnPassManager]:
     from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls
 
     return get_qnn_pass_manager_cls(backend_type)
 
 
-def _default_backend() -> Any:
+def _default_backend() -> QnnExecuTorchBackendType:
     from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
 
     return QnnExecuTorchBackendType.kHtpBackend
 
 
-def _check_debugger(specs: Mapping[str, list[Any]], is_dict: bool, where: str) -> None:
+def _check_debugger(specs: Mapping[str, Specs], is_dict: bool, where: str) -> None:
     # Intermediate tensor dumps key their output by debug handle, which collide across methods.
     if not is_dict or len(specs) == 1:
         return
@@ -106,13 +137,29 @@ def _check_debugger(specs: Mapping[str, list[Any]], is_dict: bool, where: str) -
         )
 
 
+@overload
 def qnn_export(
-    model: Any,
-    example_inputs: Any,
-    dynamic_shapes: Any = None,
+    model: nn.Module,
+    example_inputs: tuple[object, ...],
+    dynamic_shapes: object = None,
     *,
-    compiler_specs: Any = None,
-) -> Any:
+    compiler_specs: CompilerSpecs | None = None,
+) -> ExportedProgram: ...
+@overload
+def qnn_export(
+    model: Mapping[str, nn.Module],
+    example_inputs: tuple[object, ...] | Mapping[str, tuple[object, ...]],
+    dynamic_shapes: object = None,
+    *,
+    compiler_specs: CompilerSpecs | None = None,
+) -> dict[str, ExportedProgram]: ...
+def qnn_export(
+    model: nn.Module | Mapping[str, nn.Module],
+    example_inputs: tuple[object, ...] | Mapping[str, tuple[object, ...]],
+    dynamic_shapes: object = None,
+    *,
+    compiler_specs: CompilerSpecs | None = None,
+) -> ExportedProgram | dict[str, ExportedProgram]:
     """``torch.export`` (strict) each method and run QNN's export-stage passes on it.
 
     Args:
@@ -139,7 +186,7 @@ def qnn_export(
     if specs is not None:
         _check_debugger(specs, isinstance(model, dict), "qnn_export")
 
-    programs: dict[str, Any] = {}
+    programs: dict[str, ExportedProgram] = {}
     for name, module in models.items():
         if inputs[name] is None:
             raise QnnConfigError(
@@ -157,7 +204,9 @@ def qnn_export(
     return programs if isinstance(model, dict) else programs[names[0]]
 
 
-def run_export_passes(program: Any, compiler_specs: list[Any] | None = None) -> Any:
+def run_export_passes(
+    program: ExportedProgram, compiler_specs: Specs | None = None
+) -> ExportedProgram:
     """QNN's export-stage passes on one exported program (what qnn_export runs after tracing).
 
     These passes are not migrated to the to-edge stage yet, so they run here, through
@@ -167,15 +216,19 @@ def run_export_passes(program: Any, compiler_specs: list[Any] | None = None) -> 
     backend = backend_of(compiler_specs) if compiler_specs is not None else _default_backend()
     manager = _pass_manager_cls(backend)()
     program = manager.transform_for_export_pipeline(program)
-    program.graph_module.meta[EXPORT_PASSES_META] = tuple(
-        p.__name__ for p in manager.get_export_passes()
-    )
+    program.graph_module.meta[EXPORT_PASSES_META] = _export_pass_names(backend)
     return program
 
 
-def _check_exported(name: str, program: Any, backend: Any) -> bool:
+def _export_pass_names(backend: QnnExecuTorchBackendType) -> tuple[str, ...]:
+    """Names of ExecuTorch's export-stage passes for ``backend``, in order."""
+    passes: list[type] = _pass_manager_cls(backend).get_export_passes()  # type: ignore[no-untyped-call]
+    return tuple(p.__name__ for p in passes)
+
+
+def _check_exported(name: str, program: ExportedProgram, backend: QnnExecuTorchBackendType) -> bool:
     """True if qnn_export ran QNN's export-stage passes on ``program`` (for this backend)."""
-    needed = tuple(p.__name__ for p in _pass_manager_cls(backend).get_export_passes())
+    needed = _export_pass_names(backend)
     ran = program.graph_module.meta.get(EXPORT_PASSES_META)
     if ran is None:
         return False
@@ -191,7 +244,7 @@ def _check_exported(name: str, program: Any, backend: Any) -> bool:
     return True
 
 
-def _variant(specs: list[Any], name: str, where: str) -> tuple[Any, str]:
+def _variant(specs: Specs, name: str, where: str) -> tuple[QnnExecuTorchBackendType, str]:
     """(backend type, pipeline variant) of one method's specs; QnnConfigError if not HTP/GPU/LPAI."""
     backend = backend_of(specs)
     variant = variant_of(backend)
@@ -205,7 +258,7 @@ def _variant(specs: list[Any], name: str, where: str) -> tuple[Any, str]:
     return backend, variant
 
 
-def _check_job(passes_job: Any, variant: str, name: str) -> None:
+def _check_job(passes_job: object, variant: str, name: str) -> None:
     """Refuse a passes_job naming one of ExecuTorch's export-stage passes this variant has no to-edge slot for."""
     if not isinstance(passes_job, Mapping):
         return
@@ -228,15 +281,35 @@ def _check_job(passes_job: Any, variant: str, name: str) -> None:
         )
 
 
+@overload
 def qnn_transform_passes(
-    programs: Any,
-    compiler_specs: Any,
-    passes_job: Any = None,
-    dep_table: Any = None,
+    programs: ExportedProgram,
+    compiler_specs: CompilerSpecs,
+    passes_job: PassesJob | None = None,
+    dep_table: DepTable | None = None,
     skip_node_id_set: set[str] | None = None,
     skip_node_op_set: set[str] | None = None,
     convert_linear_to_conv2d: bool = False,
-) -> Any:
+) -> TransformPasses: ...
+@overload
+def qnn_transform_passes(
+    programs: Mapping[str, ExportedProgram],
+    compiler_specs: CompilerSpecs,
+    passes_job: PassesJob | None = None,
+    dep_table: DepTable | None = None,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    convert_linear_to_conv2d: bool = False,
+) -> dict[str, TransformPasses]: ...
+def qnn_transform_passes(
+    programs: Programs,
+    compiler_specs: CompilerSpecs,
+    passes_job: PassesJob | None = None,
+    dep_table: DepTable | None = None,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    convert_linear_to_conv2d: bool = False,
+) -> TransformPasses | dict[str, TransformPasses]:
     """The QNN to-edge transform passes for each method: ``[RunQnnPasses, LiftQnnConstants]``.
 
     :class:`RunQnnPasses` runs the solved pipeline (``.passes``: ExecuTorch's QNN passes with
@@ -257,7 +330,7 @@ def qnn_transform_passes(
     tables = per_method_table(dep_table, names, what="dep_table")
     annotate_get_attr = pipeline.resolve(pipeline.REANNOTATES_GET_ATTR)
 
-    result: dict[str, list[Any]] = {}
+    result: dict[str, TransformPasses] = {}
     for name in names:
         backend, variant = _variant(specs[name], name, "qnn_transform_passes")
         _check_job(jobs[name], variant, name)
@@ -290,13 +363,29 @@ def qnn_transform_passes(
     return result if isinstance(programs, dict) else result[names[0]]
 
 
+@overload
 def qnn_partitioners(
-    programs: Any,
-    compiler_specs: Any,
+    programs: ExportedProgram,
+    compiler_specs: CompilerSpecs,
     skip_node_id_set: set[str] | None = None,
     skip_node_op_set: set[str] | None = None,
     skip_mutable_buffer: bool = False,
-) -> Any:
+) -> list[QnnEdgePartitioner]: ...
+@overload
+def qnn_partitioners(
+    programs: Mapping[str, ExportedProgram],
+    compiler_specs: CompilerSpecs,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+) -> dict[str, list[QnnEdgePartitioner]]: ...
+def qnn_partitioners(
+    programs: Programs,
+    compiler_specs: CompilerSpecs,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+) -> list[QnnEdgePartitioner] | dict[str, list[QnnEdgePartitioner]]:
     """``[QnnEdgePartitioner(...)]`` per method (a dict of lists for a dict of programs).
 
     :class:`~qnn_passes.qnn_partitioner.QnnEdgePartitioner` is ExecuTorch's QnnPartitioner
@@ -320,11 +409,12 @@ def qnn_partitioners(
     return result if isinstance(programs, dict) else result[names[0]]
 
 
-def qnn_compile_config() -> Any:
+def qnn_compile_config() -> EdgeCompileConfig:
     """The EdgeCompileConfig QNN lowers with (IR validity checks off, as the wrapper)."""
     from executorch.backends.qualcomm.utils.utils import qnn_edge_config
 
-    return qnn_edge_config()
+    config: EdgeCompileConfig = qnn_edge_config()
+    return config
 
 
 class QnnManagerSession(contextlib.AbstractContextManager["QnnManagerSession"]):
@@ -336,9 +426,9 @@ class QnnManagerSession(contextlib.AbstractContextManager["QnnManagerSession"]):
     an argument).
     """
 
-    def __init__(self, specs: dict[str, list[Any]]) -> None:
+    def __init__(self, specs: dict[str, Specs]) -> None:
         self.specs = specs
-        self._active: Any = None
+        self._active: contextlib.AbstractContextManager[object] | None = None
 
     def __enter__(self) -> QnnManagerSession:
         if self._active is not None:
@@ -381,7 +471,7 @@ class QnnManagerSession(contextlib.AbstractContextManager["QnnManagerSession"]):
             return fn(*args, **kwargs)
 
 
-def _explain_start_failure(specs: Mapping[str, list[Any]]) -> QnnSdkMissingError | None:
+def _explain_start_failure(specs: Mapping[str, Specs]) -> QnnSdkMissingError | None:
     """A QnnSdkMissingError if a backend library cannot be loaded, else None (another failure)."""
     from executorch.backends.qualcomm.utils.check_qnn_version import get_qnn_lib_name
 
@@ -408,7 +498,9 @@ def _explain_start_failure(specs: Mapping[str, list[Any]]) -> QnnSdkMissingError
     )
 
 
-def qnn_manager_context(compiler_specs: Any, programs: Any) -> QnnManagerSession:
+def qnn_manager_context(
+    compiler_specs: CompilerSpecs, programs: Programs | Mapping[str, object] | object
+) -> QnnManagerSession:
     """A :class:`QnnManagerSession` for the methods of ``programs`` (context manager with ``.run``)."""
     names = method_names(programs)
     specs = per_method_specs(compiler_specs, names)

@@ -20,13 +20,17 @@ from torch.fx.passes.infra.pass_base import PassResult
 
 if TYPE_CHECKING:
     import torch
+    from executorch.exir.dialects.edge._ops import EdgeOpOverload
     from executorch.exir.pass_base import NodeMetadata, ProxyValue
 
 
-def edge_op(op: torch._ops.OpOverload) -> Any:
+def edge_op(op: torch._ops.OpOverload) -> EdgeOpOverload:
     """The edge-dialect op of an ATen overload (``aten.exp.default`` -> ``exir_ops.edge.aten.exp.default``)."""
     namespace, _, name = op._schema.name.partition("::")
-    return getattr(getattr(getattr(exir_ops.edge, namespace), name), op._overloadname)
+    edge: EdgeOpOverload = getattr(
+        getattr(getattr(exir_ops.edge, namespace), name), op._overloadname
+    )
+    return edge
 
 
 def aten_of(target: object) -> object:

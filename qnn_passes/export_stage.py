@@ -213,9 +213,9 @@ def _import(path: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def export_stage_passes(variant: str, *, method: str = "forward") -> list[Any]:
+def export_stage_passes(variant: str, *, method: str = "forward") -> list[ExportPass]:
     """The migrated export-stage passes for ``variant``, in order, ending with :class:`CheckExportStage`."""
-    passes: list[Any] = []
+    passes: list[ExportPass] = []
     for name in _ORDER:
         entry = BY_NAME[name]
         if variant in entry.variants and entry.runs_as is not None:

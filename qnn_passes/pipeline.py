@@ -35,9 +35,19 @@ import inspect
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from qnn_passes.errors import PassOrderError, QnnConfigError
+
+if TYPE_CHECKING:
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+    from executorch.exir.pass_base import ExportedProgramPassBase
+    from executorch.exir.pass_manager import PassType
+    from torch.export import ExportedProgram
+
+    # A pass of the pipeline: ExecuTorch's graph-module passes, or ExportedProgram passes
+    # (this package's, which edit the signature).
+    QnnPass: TypeAlias = PassType | ExportedProgramPassBase
 
 K = TypeVar("K", bound=Hashable)
 
@@ -478,11 +488,11 @@ def check_invariants(solved: Plan) -> None:
 def instantiate(
     solved: Plan,
     *,
-    program: Any,
-    compiler_specs: Any,
-    skip_node_id_set: Any = None,
-    skip_node_op_set: Any = None,
-) -> list[Any]:
+    program: ExportedProgram,
+    compiler_specs: list[CompileSpec],
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+) -> list[QnnPass]:
     """Build the active passes, filling the kwargs ExecuTorch's manager fills (on copies)."""
     available = {
         "edge_program": program,

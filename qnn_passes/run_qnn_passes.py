@@ -19,7 +19,7 @@ the method and the passes that ran before it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from executorch.exir._program_utils import _get_updated_range_constraints
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
@@ -29,6 +29,9 @@ from torch.export.exported_program import _common_getitem_elimination_pass
 
 from qnn_passes import constant_inputs
 
+if TYPE_CHECKING:
+    from qnn_passes.pipeline import QnnPass
+
 
 def pass_name(p: object) -> str:
     return getattr(p, "__name__", None) or type(p).__name__
@@ -37,7 +40,7 @@ def pass_name(p: object) -> str:
 class RunQnnPasses(ExportedProgramPassBase):
     """Run ``passes`` (graph-module and ExportedProgram passes, mixed) in order on one program."""
 
-    def __init__(self, passes: list[Any], *, method: str = "forward") -> None:
+    def __init__(self, passes: list[QnnPass], *, method: str = "forward") -> None:
         super().__init__()
         self.passes = passes
         self.method = method
