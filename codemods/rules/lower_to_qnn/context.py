@@ -93,6 +93,15 @@ class FileContext:
             return set()
         return set(scope.get_qualified_names_for(node))
 
+    def inside_node(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        """True if ``node`` is ``ancestor`` or lies inside it."""
+        walk: cst.CSTNode | None = node
+        while walk is not None:
+            if walk is ancestor:
+                return True
+            walk = self.parent(walk)
+        return False
+
     def inside(self, node: cst.CSTNode, kinds: type | tuple[type, ...]) -> bool:
         """True if ``node`` or one of its ancestors is one of ``kinds``."""
         walk: cst.CSTNode | None = node

@@ -182,9 +182,13 @@ def plan_imports(
             region = _import_run(block, placement)
         _place(ctx, plan, module, items, block, region, placement)
     removed = {n for a in plan.remove_aliases for n in binding_names(a)}
-    for loader, name in _unused_loaders(ctx, rewritten_funcs):
+    loaders = _unused_loaders(ctx, rewritten_funcs)
+    for loader, name in loaders:
         plan.remove_statements.add(loader)
         removed.add(name)
+    for alias in _only_used_by(ctx, {loader for loader, _ in loaders}):
+        plan.remove_aliases.add(alias)  # `import importlib`, once no loader is left
+        removed |= binding_names(alias)
     return frozenset(removed | {n.split(".")[0] for n in removed})
 
 
@@ -206,6 +210,27 @@ def _unused_loaders(
         if references and all(r in rewritten for r in references):
             found[loader] = func.value.value
     return list(found.items())
+
+
+def _only_used_by(ctx: FileContext, loaders: set[cst.Assign]) -> set[cst.ImportAlias]:
+    """Import aliases (``import importlib``) whose every use is in one of ``loaders``."""
+    found: set[cst.ImportAlias] = set()
+    for loader in loaders:
+        call = loader.value
+        assert isinstance(call, cst.Call)
+        base = call.func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name) or (scope := ctx.scope_metadata(base)) is None:
+            continue
+        for assignment in scope[base.value]:
+            node = assignment.node if isinstance(assignment, Assignment) else None
+            if not isinstance(node, cst.Import):
+                continue
+            uses = [r.node for r in assignment.references]
+            if uses and all(any(ctx.inside_node(u, loader) for loader in loaders) for u in uses):
+                found |= {a for a in node.names if base.value in binding_names(a)}
+    return found
 
 
 def _import_run(
