@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qnn_migrate.codemods.engine import RewriteError, rewrite_code
+from qnn_migrate.codemods.engine import RewriteError, reexport_scan, rewrite_code, rule_options
 from qnn_migrate.codemods.excerpt import MIN_LINES, cut, splice, split_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,3 +130,46 @@ def test_executorchs_reexporting_module_keeps_its_import() -> None:
     assert f"import {OLD}" not in elsewhere.code
     assert f"import {OLD}" in reexporter.code
     assert reexporter.sites_rewritten == 1 and f"{OLD}(" not in reexporter.code
+
+
+def test_the_rule_returns_its_result_instead_of_exposing_state() -> None:
+    """``LowerToQnn.run`` gives the new module, the report and the footprint as one value."""
+    import libcst as cst
+
+    from qnn_migrate.codemods.rules.lower_to_qnn import LowerToQnn, RuleResult
+
+    rule = LowerToQnn("qnn-passes")
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n"
+        f"class Fixture:\n    edge = {OLD}(M, X, S)\n    other = {OLD}(*ARGS)\n"
+    )
+    result = rule.run(cst.parse_module(code))
+    assert isinstance(result, RuleResult) and result.module is not None
+    assert result.report.rewritten == 1 and result.report.rewritten_at == [(4, 11)]
+    assert [(u.line, u.column, u.kind, u.code) for u in result.report.unfixable] == [
+        (5, 12, "unfixable", "star-args")
+    ]
+    footprint = result.footprint
+    assert footprint.class_level_sites
+    assert footprint.removed_names == frozenset()  # the *ARGS call still uses the import
+    assert "to_edge_transform_and_lower" in footprint.import_names
+    alone = rule.run(cst.parse_module(code.replace(f"    other = {OLD}(*ARGS)\n", "")))
+    assert OLD in alone.footprint.removed_names
+    defining = rule.run(cst.parse_module(f"def {OLD}(module, inputs, specs):\n    return 1\n"))
+    assert defining.module is None and defining.skipped == "defines the deprecated function"
+    # The same rule object runs again with nothing carried over from the last module.
+    again = rule.run(cst.parse_module("x = 1\n"))
+    assert again.module is None and again.report.unfixable == []
+
+
+def test_a_file_imported_from_keeps_the_name_only_when_the_scan_says_so() -> None:
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n\n"
+        f"def lower(model, inputs, specs):\n    return {OLD}(model, inputs, specs)\n"
+    )
+    consumer = f"from mypkg.lowering import {OLD}\n"
+    scanned = reexport_scan({"src/consumer.py": consumer, "src/mypkg/lowering.py": code})
+    kept = rewrite_code(code, rule_options(imported_from=scanned), filename="src/mypkg/lowering.py")
+    dropped = rewrite_code(code, rule_options(), filename="src/mypkg/lowering.py")
+    assert f"import {OLD}" in kept.code and [u.kind for u in kept.unfixable] == ["info"]
+    assert f"import {OLD}" not in dropped.code and not dropped.unfixable
