@@ -1,7 +1,9 @@
 """The lowering flows compared on real QNN, by name: each maps (model, inputs, specs) to an EdgeProgramManager.
 
 * ``deprecated``: ExecuTorch's ``to_edge_transform_and_lower_to_qnn``;
-* ``migrated``: ``qnn_passes``' API with the generic ``to_edge_transform_and_lower``.
+* ``migrated``: ``qnn_passes``' API (``qnn_export``) with the generic ``to_edge_transform_and_lower``;
+* ``canonical``: the same with the user's own ``torch.export.export`` (what ``qnn-migrate
+  rewrite`` writes by default now; the harness test runs it through ExecuTorch's own tests).
 
 Another flow is one more entry in :data:`FLOWS` (a function with the same signature); every
 test and the benchmark pick flows by name.
@@ -83,4 +85,59 @@ def migrated(
         )
 
 
-FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated}
+def canonical(
+    model: Any,
+    inputs: Any,
+    specs: Any,
+    *,
+    dynamic_shapes: Any = None,
+    convert_linear_to_conv2d: bool = False,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+    constant_methods: dict[str, Any] | None = None,
+) -> Any:
+    """What ``qnn-migrate rewrite`` writes by default: the user's own ``torch.export.export``."""
+    import torch
+    from executorch.backends.qualcomm.utils.qnn_sdk_setup import setup_qnn_sdk
+    from executorch.exir import to_edge_transform_and_lower
+
+    from qnn_passes import (
+        qnn_compile_config,
+        qnn_manager_context,
+        qnn_partitioners,
+        qnn_transform_passes,
+    )
+
+    setup_qnn_sdk()
+    if isinstance(model, dict):
+        shapes = dynamic_shapes or {}
+        programs: Any = {
+            name: torch.export.export(m, inputs[name], dynamic_shapes=shapes.get(name), strict=True)
+            for name, m in model.items()
+        }
+    else:
+        programs = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=True)
+    with qnn_manager_context(specs, programs):
+        return to_edge_transform_and_lower(
+            programs,
+            transform_passes=qnn_transform_passes(
+                programs,
+                specs,
+                skip_node_id_set=skip_node_id_set,
+                skip_node_op_set=skip_node_op_set,
+                convert_linear_to_conv2d=convert_linear_to_conv2d,
+            ),
+            partitioner=qnn_partitioners(
+                programs,
+                specs,
+                skip_node_id_set=skip_node_id_set,
+                skip_node_op_set=skip_node_op_set,
+                skip_mutable_buffer=skip_mutable_buffer,
+            ),
+            constant_methods=constant_methods,
+            compile_config=qnn_compile_config(),
+        )
+
+
+FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated, "canonical": canonical}

@@ -84,6 +84,27 @@ def describe(edge: Any) -> tuple[dict[str, int], dict[str, list[str]]]:
     return delegates, outside
 
 
+def output_steps(subject: Any) -> dict[str, list[float | None]]:
+    """Per method, the quantization step (scale) of each output of a PT2E-converted model: the
+    scale of the per-tensor dequantize that produces it (None where there is none)."""
+    steps: dict[str, list[float | None]] = {}
+    for method, (module, _) in subject.methods().items():
+        graph = getattr(module, "graph", None)
+        if graph is None:
+            continue
+        output = next(n for n in reversed(graph.nodes) if n.op == "output")
+        values = output.args[0] if isinstance(output.args[0], tuple | list) else (output.args[0],)
+        steps[method] = [
+            float(v.args[1])
+            if getattr(v, "op", None) == "call_function"
+            and "dequantize_per_tensor" in str(v.target)
+            and isinstance(v.args[1], float)
+            else None
+            for v in values
+        ]
+    return steps
+
+
 def lower(spec: LoweringSpec) -> Lowered:
     """Build, lower, serialize and run ``spec`` in this process (meant for a fresh child)."""
     import torch
@@ -103,10 +124,10 @@ def lower(spec: LoweringSpec) -> Lowered:
     specs = compiler_specs(subject.quantized, spec.soc)
     start = time.perf_counter()
     edge = FLOWS[spec.flow](subject.model, subject.inputs, specs, **options)
+    delegates, outside = describe(edge)  # before to_executorch, which rewrites the graphs
     executorch_program = edge.to_executorch()
     pte = bytes(executorch_program.buffer)
     seconds = time.perf_counter() - start
-    delegates, outside = describe(edge)
     program = executorch_program.executorch_program
     payloads = [bytes(d.data) for d in program.backend_delegate_data]
     backends = [d.id for plan in program.execution_plan for d in plan.delegates]
@@ -129,4 +150,5 @@ def lower(spec: LoweringSpec) -> Lowered:
         seconds=seconds,
         max_rss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         bridged=bool(server.STATE and server.STATE.bridged),
+        extra={"output_steps": output_steps(subject) if subject.quantized else {}},
     )

@@ -93,13 +93,18 @@ def quantize(
     return convert_pt2e(prepared)
 
 
-def zoo(name: str, precision: str | None = None) -> Subject:
-    """Zoo case ``name`` as the zoo defines it, or its float model quantized in ``precision``."""
+# Variants of a zoo case that change a lowering option instead of the precision.
+OPTION_VARIANTS: dict[str, dict[str, Any]] = {"skip_mutable_buffer": {"skip_mutable_buffer": True}}
+
+
+def zoo(name: str, variant: str | None = None) -> Subject:
+    """Zoo case ``name`` as the zoo defines it; or its float model quantized in ``variant`` (a
+    precision), or lowered with the options of ``variant`` (one of OPTION_VARIANTS)."""
     import torch
     from passes.zoo import BY_NAME
 
     case = BY_NAME[name]
-    if precision is None:
+    if variant is None or variant in OPTION_VARIANTS:
         model, inputs = case.model()
         return Subject(
             model,
@@ -107,12 +112,15 @@ def zoo(name: str, precision: str | None = None) -> Subject:
             quantized=not case.is_float,
             dynamic_shapes=case.dynamic_shapes,
             convert_linear_to_conv2d=case.convert_linear_to_conv2d,
+            lowering_kwargs=dict(OPTION_VARIANTS.get(variant or "", {})),
         )
+    precision = variant
     if not case.is_float or isinstance(case.model()[0], dict):
         raise ValueError(f"zoo case {name} is not a single float model; cannot quantize it again")
     torch.manual_seed(sum(map(ord, name)))
     model, inputs = case.build()
-    block = (("fc", (1, 8)),) if precision == "16a4w_block" else None
+    # Block-wise weights: blocks of 4 input channels of the (only) linear.
+    block = (("linear", (1, 4)),) if precision == "16a4w_block" else None
     return Subject(
         quantize(model, inputs, precision, block),
         inputs,
@@ -120,3 +128,62 @@ def zoo(name: str, precision: str | None = None) -> Subject:
         dynamic_shapes=case.dynamic_shapes,
         convert_linear_to_conv2d=case.convert_linear_to_conv2d,
     )
+
+
+def _review_models() -> dict[str, tuple[Any, tuple[Any, ...], bool]]:
+    """name -> (model, inputs, convert_linear_to_conv2d) of the review cases built here."""
+    import torch
+    from torch import nn
+
+    dq_tensor = torch.ops.quantized_decomposed.dequantize_per_tensor.default
+
+    class UnusedConstant(nn.Module):
+        """A buffer nothing reads beside a linear lowered as conv2d (a constant with no user)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 6)
+            self.register_buffer("unused", torch.ones(3))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x)
+
+    class SumThenLinear(nn.Module):
+        """The int8 weight's first user is a sum; the dequantize for the linear comes second.
+
+        Per-tensor: QNN 2.51 rejects a per-channel weight dequantize in an fp16 graph ("Op
+        Dequantize does not support per-channel quant tensor", in both flows)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("wq", torch.randint(-100, 100, (6, 8), dtype=torch.int8))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            total = self.wq.to(torch.float32).sum(dim=1)
+            w = dq_tensor(self.wq, 0.01, 0, -127, 127, torch.int8)
+            return torch.nn.functional.linear(x, w) + total
+
+    class ConstantConvWeight(nn.Module):
+        """A conv1d whose weight is a plain tensor attribute (a constant, not a parameter)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.randn(3, 2, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.conv1d(x, self.weight)
+
+    return {
+        "unused_constant": (UnusedConstant().eval(), (torch.randn(2, 3, 8),), True),
+        "dequantize_not_first_user": (SumThenLinear().eval(), (torch.randn(3, 8),), True),
+        "constant_conv1d_weight": (ConstantConvWeight().eval(), (torch.randn(1, 2, 6),), False),
+    }
+
+
+def review(name: str) -> Subject:
+    """A review case of ExecuTorch PR #20738 that the zoo does not already hold (float, fp16)."""
+    import torch
+
+    torch.manual_seed(sum(map(ord, name)))
+    model, inputs, l2c = _review_models()[name]
+    return Subject(model, inputs, quantized=False, convert_linear_to_conv2d=l2c)

@@ -80,3 +80,30 @@ def test_numeric_check_rejects_zeros_and_noise() -> None:
             check_close([bad], [reference], min_snr_db=40, max_rel_error=0.01)
     # ExecuTorch's own quantized check (atol 0.1, rtol 1) lets an all-zero output through.
     assert np.allclose(np.zeros_like(reference), reference, atol=0.1, rtol=1.0)
+
+
+def test_masked_comparison_tells_linear_to_conv2d_apart(qnn: FreshRunner) -> None:
+    """Control for every byte comparison: one option changed, the masked payloads differ."""
+    plain, converted = qnn.run_many(
+        lower,
+        [
+            (LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "migrated"),),
+            (
+                LoweringSpec(
+                    "qnn_htp.subjects:zoo",
+                    ("linear_3d",),
+                    "migrated",
+                    kwargs=(("convert_linear_to_conv2d", True),),
+                ),
+            ),
+        ],
+    )
+    assert mask_signatures(plain.payloads[0]) != mask_signatures(converted.payloads[0])
+    assert plain.delegates == converted.delegates == {"forward": 1}
+    for result in (plain, converted):
+        check_close(
+            result.outputs["forward"],
+            result.reference["forward"],
+            min_snr_db=50,
+            max_rel_error=5e-3,
+        )

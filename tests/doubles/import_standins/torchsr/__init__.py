@@ -1,0 +1,1 @@
+"""Import-only stand-in for torchsr (a test double)."""

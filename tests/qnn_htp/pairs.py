@@ -1,0 +1,90 @@
+"""Lower one subject through both flows (each in a fresh child) and compare the results.
+
+Results are cached per test process, keyed by the subject, so the structure, byte and numeric
+tests of one subject share two lowerings (their tests share an xdist group).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from qnn_htp.compare import check_close, fp16_lsb, mask_signatures, same_structure, within_lsb
+from qnn_htp.fresh import FreshProcessError, FreshRunner
+from qnn_htp.lowering import Lowered, LoweringSpec, lower
+
+FLOWS = ("deprecated", "migrated")
+# Numeric bounds against the reference. Float (fp16 on HTP) against eager measured 65-72 dB;
+# quantized against the fake-quant model 40-170 dB. An all-zero output is at 0 dB.
+FLOAT_BOUNDS = {"min_snr_db": 50.0, "max_rel_error": 5e-3}
+QUANT_BOUNDS = {"min_snr_db": 30.0, "max_rel_error": 5e-2}
+
+_CACHE: dict[tuple[str, tuple[Any, ...]], dict[str, Lowered | FreshProcessError]] = {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Both flows' results for one subject (a Lowered, or the error its child raised)."""
+
+    results: dict[str, Lowered | FreshProcessError]
+
+    def ok(self, flow: str) -> Lowered:
+        result = self.results[flow]
+        if isinstance(result, FreshProcessError):
+            raise AssertionError(f"the {flow} flow failed: {result}")
+        return result
+
+    def error(self, flow: str) -> str:
+        result = self.results[flow]
+        assert isinstance(result, FreshProcessError), f"the {flow} flow lowered and ran"
+        return str(result)
+
+
+def lower_both(qnn: FreshRunner, build: str, args: tuple[Any, ...]) -> Outcome:
+    key = (build, args)
+    if key not in _CACHE:
+        results: dict[str, Lowered | FreshProcessError] = {}
+        for flow in FLOWS:
+            try:
+                results[flow] = qnn.run(lower, LoweringSpec(build, args, flow))
+            except FreshProcessError as err:
+                results[flow] = err
+        _CACHE[key] = results
+    return Outcome(_CACHE[key])
+
+
+def payloads_identical(a: Lowered, b: Lowered) -> bool:
+    return [mask_signatures(p) for p in a.payloads] == [mask_signatures(p) for p in b.payloads]
+
+
+def assert_same_structure(a: Lowered, b: Lowered) -> None:
+    problems = same_structure(a, b)
+    assert not problems, "; ".join(problems)
+    assert all(backend == "QnnBackend" for backend in a.backends)
+
+
+def assert_outputs_within_lsb(a: Lowered, b: Lowered) -> None:
+    """Simulator outputs of two lowerings agree within 1 LSB: the output's quantization step
+    for a quantized model, fp16's unit in the last place for a float one."""
+    for method, outs in a.outputs.items():
+        steps = a.extra.get("output_steps", {}).get(method) or [None] * len(outs)
+        for i, (x, y) in enumerate(zip(outs, b.outputs[method], strict=True)):
+            step = steps[i]
+            if step is None:
+                assert not a.extra.get("output_steps"), f"{method} output {i}: no quantization step"
+                step = fp16_lsb(np.maximum(np.abs(x), np.abs(y)))
+            assert within_lsb(x, y, step), (
+                f"{method} output {i}: max difference {np.max(np.abs(x - y)):.3g} is over 1 LSB"
+            )
+
+
+def assert_matches_reference(result: Lowered, quantized: bool) -> list[dict[str, float]]:
+    bounds = QUANT_BOUNDS if quantized else FLOAT_BOUNDS
+    figures = []
+    for method, outs in result.outputs.items():
+        figures += check_close(
+            outs, result.reference[method], what=f"{result.label} {method}", **bounds
+        )
+    return figures

@@ -1,0 +1,82 @@
+"""The codemod's semantics scenarios on real QNN: original and rewritten scripts give the same delegates.
+
+tests/codemods/test_rewrite_semantics.py shows, under the RecordingQnnBackend double, that each
+scenario (every parameter of the deprecated call, a single module, a dict of methods, calls in
+a comprehension) hands the partitioner the same programs as written and as rewritten (both
+targets). Here the same scripts lower through the real QNN HTP compiler, each run in a fresh
+process: the same delegates and ops outside, payloads byte-identical after masking, and the
+same simulator outputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qnn_htp.compare import mask_signatures
+from qnn_htp.fresh import FreshProcessError, FreshRunner
+from qnn_htp.scripts import ScriptLowering, run_script
+from qnn_migrate.codemods.engine import rewrite_code
+
+pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-codemod-scenarios")]
+SCENARIOS = Path(__file__).resolve().parents[1] / "codemods" / "semantics"
+CASES = [
+    ("scenario_single_module", "qnn-passes"),
+    ("scenario_single_module", "executorch"),
+    ("scenario_dict_of_methods", "qnn-passes"),
+    ("scenario_dict_of_methods", "executorch"),
+    ("scenario_comprehension", "qnn-passes"),
+]
+# Scenarios whose original already fails on real QNN; the rewritten script must fail alike.
+FAILS_AS_WRITTEN = {
+    "scenario_single_module": (
+        "Failed to generate Qnn context binary",
+        "the batch dimension is dynamic (Dim 1..8): QNN 2.51 cannot build the context",
+    ),
+}
+_ORIGINALS: dict[str, list[ScriptLowering] | FreshProcessError] = {}
+
+
+def _run(qnn: FreshRunner, code: str, name: str) -> list[ScriptLowering] | FreshProcessError:
+    try:
+        result: list[ScriptLowering] = qnn.run(run_script, code, name)
+    except FreshProcessError as err:
+        return err
+    return result
+
+
+def _original(qnn: FreshRunner, scenario: str) -> list[ScriptLowering] | FreshProcessError:
+    if scenario not in _ORIGINALS:
+        source = (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
+        _ORIGINALS[scenario] = _run(qnn, source, scenario)
+    return _ORIGINALS[scenario]
+
+
+@pytest.mark.parametrize(("scenario", "target"), CASES, ids=[f"{s}-{t}" for s, t in CASES])
+def test_rewritten_scenario_lowers_to_the_same_delegates(
+    qnn: FreshRunner, scenario: str, target: str
+) -> None:
+    source = (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
+    rewritten = rewrite_code(source, target=target, filename=scenario)
+    assert rewritten.changed and not rewritten.unfixable
+    old = _original(qnn, scenario)
+    new = _run(qnn, rewritten.code, f"{scenario}-{target}")
+    if scenario in FAILS_AS_WRITTEN:
+        message, _why = FAILS_AS_WRITTEN[scenario]
+        assert isinstance(old, FreshProcessError) and message in str(old)
+        assert isinstance(new, FreshProcessError) and message in str(new)
+        return
+    assert not isinstance(old, FreshProcessError), str(old)
+    assert not isinstance(new, FreshProcessError), str(new)
+    assert len(new) == len(old) >= 1
+    assert sum(sum(o.delegates.values()) for o in old) >= 1, "nothing was delegated to QNN"
+    for a, b in zip(old, new, strict=True):
+        assert b.methods == a.methods
+        assert b.delegates == a.delegates
+        assert b.outside == a.outside
+        assert [mask_signatures(p) for p in b.payloads] == [mask_signatures(p) for p in a.payloads]
+        for method in a.methods:
+            for x, y in zip(a.outputs[method], b.outputs[method], strict=True):
+                np.testing.assert_array_equal(y, x)

@@ -1,0 +1,171 @@
+"""Every zoo model (tests/passes/zoo.py) on real QNN HTP (SM8650), deprecated wrapper vs qnn_passes' flow.
+
+Each flow lowers in its own fresh process. For every case: the same QnnBackend delegates and the
+same ops outside them; delegate payloads byte-identical once the QNN context signature is
+masked (or, where a payload legitimately differs, listed below with the reason, simulator
+outputs within 1 LSB); simulator outputs against eager (float) or the fake-quant model
+(quantized), with bounds an all-zero output fails. Extra precisions quantize float zoo models
+with every dtype QnnQuantizer offers here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from passes.zoo import CASES, FLOAT_CASES
+
+from qnn_htp.fresh import FreshRunner
+from qnn_htp.pairs import (
+    assert_matches_reference,
+    assert_outputs_within_lsb,
+    assert_same_structure,
+    lower_both,
+    payloads_identical,
+)
+from qnn_htp.subjects import OPTION_VARIANTS
+
+pytestmark = pytest.mark.qnn_htp
+ZOO = "qnn_htp.subjects:zoo"
+
+# Lowerings that fail the same way in both flows: upstream (ExecuTorch 1.5.1 / QNN 2.51).
+FAILS_IN_BOTH = {
+    "conv1d_padding_same": (
+        "IndexError: tuple index out of range",
+        "padding='same' with an even kernel becomes an asymmetric constant_pad_nd without a "
+        "pad value; ExecuTorch 1.5.1's op_pad builder reads node.args[2] unconditionally",
+    ),
+    "conv1d_mutable_buffer": (
+        "Failed to execute method forward",
+        "a model that mutates a buffer fails to execute on the HTP simulator through the "
+        "portable pybindings: 'Tensor ID 14 clientBuf is null', QNN error 6004",
+    ),
+    "conv1d_mutable_buffer-skip_mutable_buffer": (
+        "Failed to execute method forward",
+        "the same with skip_mutable_buffer=True (the buffer kept out of the delegate)",
+    ),
+}
+# Lowerings only the deprecated wrapper fails.
+FAILS_ONLY_DEPRECATED = {
+    "conv1d_dynamic_batch": (
+        "UnboundLocalError: cannot access local variable 'delegation_tag'",
+        "QNN takes no dynamic shapes, so nothing is partitioned; the wrapper leaves the conv1d "
+        "weight CanonicalizeConv replaced behind as an unused input, and QnnPartitioner.tag_nodes "
+        "tags such inputs with the tag of the last partition, which does not exist. qnn_passes "
+        "drops that input, so the program lowers with no delegate and runs on the CPU",
+    ),
+}
+# Payloads that legitimately differ (simulator outputs are then compared within 1 LSB).
+PAYLOAD_DIFFERS = {
+    "conv1d_shared_weight": (
+        "upstream lifts a weight shared by two convs once per use, so QNN gets the same static "
+        "tensor twice; qnn_passes lifts it once (the context holds one tensor fewer)"
+    ),
+    "linear_to_conv2d_shared_weight": (
+        "as conv1d_shared_weight: the tied weight, reshaped for conv2d, reaches QNN once instead "
+        "of twice"
+    ),
+    "linear_to_conv2d_shared_weight-8a8w": "as linear_to_conv2d_shared_weight, quantized",
+    "linear_to_conv2d_shared_weight-16a4w": "as linear_to_conv2d_shared_weight, quantized",
+    "conv1d_groups_dilation_stride": (
+        "QNN 2.51's compile of this grouped, dilated, strided conv is not deterministic: fresh "
+        "lowerings through the same flow differ in the same region of the context binary"
+    ),
+}
+# Outputs that do not match eager in either flow (payloads byte-identical between flows).
+NUMERICS_WRONG_IN_BOTH = {
+    **{
+        f"{name}-16a4w_block": (
+            "4-bit weights in blocks of 4 input channels come out of QNN 2.51 at -5 dB SNR "
+            "against the fake-quant model, the same in both flows (the zoo's blocks of 8 over "
+            "16 inputs, quant_linear_block_16a4w, are right)"
+        )
+        for name in ("linear_3d", "linear_to_conv2d_3d")
+    },
+    "conv_transpose3d_output_padding": (
+        "QNN 2.51 HTP computes this dilated, strided 3-D transposed conv with output padding at "
+        "~16 dB SNR against eager; the program both flows hand it computes right on the CPU "
+        "(tests/passes/test_numerics.py)"
+    ),
+}
+# Payloads that differ between the flows for a reason not found yet: a strict xfail each, so a
+# fix shows up (their outputs are compared in test_outputs_match_the_reference).
+PAYLOAD_DIFFERS_UNEXPLAINED = {
+    f"{name}-16a4w_block": "masked delegate payloads differ between the flows; cause not found yet"
+    for name in ("linear_3d", "linear_to_conv2d_3d")
+}
+# Extra precisions: (float zoo case, precision), quantized here with QnnQuantizer; and option
+# variants (subjects.OPTION_VARIANTS).
+PRECISIONS = [
+    *[("linear_3d", p) for p in ("8a8w", "16a4w", "16a8w", "16a16w", "fp16a8w", "16a4w_block")],
+    *[("linear_3d", p) for p in ("8a8w_qat", "16a4w_qat")],
+    *[("conv1d", p) for p in ("8a8w", "16a4w", "16a8w")],
+    *[("linear_to_conv2d_3d", p) for p in ("16a4w", "16a8w", "fp16a8w", "16a4w_block")],
+    *[("linear_to_conv2d_shared_weight", p) for p in ("8a8w", "16a4w")],
+    *[("conv2d_unchanged", p) for p in ("8a8w", "16a8w")],
+    ("conv1d_mutable_buffer", "skip_mutable_buffer"),  # float, the buffer left to the CPU
+]
+FLOAT_NAMES = {c.name for c in FLOAT_CASES}
+
+
+def _zoo_params() -> list[object]:
+    return [
+        pytest.param((c.name,), id=c.name, marks=pytest.mark.xdist_group(f"zoo-{c.name}"))
+        for c in CASES
+    ]
+
+
+def _precision_params(xfails: dict[str, str] | None = None) -> list[object]:
+    params = []
+    for name, precision in PRECISIONS:
+        ident = f"{name}-{precision}"
+        marks = [pytest.mark.xdist_group(f"zoo-{ident}")]
+        if xfails and ident in xfails:
+            marks.append(pytest.mark.xfail(strict=True, reason=xfails[ident]))
+        params.append(pytest.param((name, precision), id=ident, marks=marks))
+    return params
+
+
+def _quantized(args: tuple[str, ...]) -> bool:
+    precision = len(args) > 1 and args[1] not in OPTION_VARIANTS
+    return precision or args[0] not in FLOAT_NAMES
+
+
+@pytest.mark.parametrize("args", _zoo_params() + _precision_params(PAYLOAD_DIFFERS_UNEXPLAINED))
+def test_flows_give_the_same_delegates(qnn: FreshRunner, args: tuple[str, ...]) -> None:
+    name = args[0] if len(args) == 1 else "-".join(args)
+    outcome = lower_both(qnn, ZOO, args)
+    if name in FAILS_IN_BOTH:
+        message, _why = FAILS_IN_BOTH[name]
+        assert message in outcome.error("deprecated")
+        assert message in outcome.error("migrated")
+        return
+    if name in FAILS_ONLY_DEPRECATED:
+        message, _why = FAILS_ONLY_DEPRECATED[name]
+        assert message in outcome.error("deprecated")
+        assert outcome.ok("migrated").delegates == {"forward": 0}
+        return
+    old, new = outcome.ok("deprecated"), outcome.ok("migrated")
+    assert_same_structure(old, new)
+    assert sum(old.delegates.values()) >= 1
+    if name in PAYLOAD_DIFFERS:
+        assert not payloads_identical(old, new), (
+            f"{name} now byte-matches: drop it from PAYLOAD_DIFFERS"
+        )
+        assert_outputs_within_lsb(old, new)
+    else:
+        assert payloads_identical(old, new)
+
+
+@pytest.mark.parametrize("args", _zoo_params() + _precision_params())
+def test_outputs_match_the_reference(qnn: FreshRunner, args: tuple[str, ...]) -> None:
+    name = args[0] if len(args) == 1 else "-".join(args)
+    if name in FAILS_IN_BOTH:
+        pytest.xfail(FAILS_IN_BOTH[name][1])  # shown failing in test_flows_give_the_same_delegates
+    outcome = lower_both(qnn, ZOO, args)
+    flows = ["migrated"] if name in FAILS_ONLY_DEPRECATED else ["deprecated", "migrated"]
+    if name in NUMERICS_WRONG_IN_BOTH:
+        for flow in flows:
+            with pytest.raises(AssertionError, match="SNR"):
+                assert_matches_reference(outcome.ok(flow), _quantized(args))
+        return
+    for flow in flows:
+        assert_matches_reference(outcome.ok(flow), _quantized(args))
