@@ -42,6 +42,7 @@ from markdown_it.token import Token
 
 from qnn_migrate.bot.catalog import Catalog, close_matches
 from qnn_migrate.bot.model import TEST_ID_RE
+from qnn_migrate.codemods.deprecations import target_names
 
 PREFIX = "/qnn"
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_.,=-]+$")
@@ -54,7 +55,8 @@ PATH_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$")
 OPTIONS = ("--soc", "--backend", "--seed", "--sha")
 FLAGS = ("--sim",)
 MIGRATE_OPTIONS = ("--target",)
-MIGRATE_TARGETS = ("qnn-passes", "executorch")
+# The rewrite targets come from the codemod's deprecation data, the default first.
+MIGRATE_TARGETS = target_names()
 VERBS = ("test", "retry", "migrate", "cancel", "help")
 # Who may ask for `/qnn migrate` besides the PR's author: it only proposes text.
 MIGRATE_ROLES = ("admin", "maintain", "write")
