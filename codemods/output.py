@@ -94,7 +94,11 @@ def _folded(sites: list[Site], kind: str) -> list[str]:
     counts = Counter(s.group or s.reason for s in sites)
     first: dict[str, str] = {}
     for s in sites:
-        first.setdefault(s.group or s.reason, s.reason)
+        key = s.group or s.reason
+        if key not in first:
+            first[key] = s.reason
+        elif s.reason != first[key] and not first[key].startswith("e.g. "):
+            first[key] = "e.g. " + first[key]  # the group's sites differ in their details
     what = "left for you" if kind == "unfixable" else "noted"
     lines = [f"{_plural(len(sites), 'site')} {what}, by reason (-v lists each, as path:line:col):"]
     width = len(str(max(counts.values())))

@@ -26,7 +26,7 @@ def test_text_names_the_files_and_folds_the_sites_left_for_you() -> None:
     assert lines[0] == "would rewrite: a.py"
     assert "d.py:1:7: error: does not parse (invalid syntax); skipped" in lines
     assert "3 sites left for you, by reason (-v lists each, as path:line:col):" in lines
-    assert "  2 x called with *args" in lines and "  1 x a string mentions it" in lines
+    assert "  2 x e.g. called with *args" in lines and "  1 x a string mentions it" in lines
     assert not any(line.startswith("b.py:") for line in lines)  # folded
     assert lines[-1] == (
         "qnn-migrate rewrite: 3 files scanned, 1 would change (1 call site), "
