@@ -81,7 +81,9 @@ def _checksum(payload: dict[str, Any]) -> str:
 class Cache:
     """Entries under ``directory``, for one run's settings (the ``salt``)."""
 
-    def __init__(self, directory: str, *, target: str, line_length: int | None) -> None:
+    def __init__(
+        self, directory: str, *, target: str, line_length: int | None, flow: str = ""
+    ) -> None:
         self.directory = os.path.join(directory, FORMAT)
         parts: Sequence[str] = (
             FORMAT,
@@ -89,6 +91,7 @@ class Cache:
             tool_digest(),
             target,
             str(line_length),
+            flow,
         )
         self.salt = hashlib.sha256("\0".join(parts).encode()).digest()
         self.write_errors = 0

@@ -23,7 +23,13 @@ import click
 from qnn_migrate.codemods import config as configuration
 from qnn_migrate.codemods import output
 from qnn_migrate.codemods.cache import Cache, Entry, content_digest, default_directory
-from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn, target_names
+from qnn_migrate.codemods.deprecations import (
+    DEFAULT_FLOW,
+    FLOWS,
+    default_target,
+    lower_to_qnn,
+    target_names,
+)
 from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover, exclusion
 from qnn_migrate.codemods.output import Mode, RunReport, Site
 from qnn_migrate.codemods.reexports import imported_here, reexport_scan
@@ -192,6 +198,7 @@ class Settings(NamedTuple):
 
     target: str
     line_length: int
+    flow: str = DEFAULT_FLOW
     imported_from: frozenset[str] = frozenset()  # modules other files import the name from
 
 
@@ -215,6 +222,7 @@ def process_text(
         options = rule_options(
             settings.target,
             line_length=settings.line_length,
+            flow=settings.flow,
             imported_from=settings.imported_from,
         )
         result = rewrite_code(text, options, filename=filename)
@@ -536,6 +544,15 @@ def _stdin(settings: Settings, mode: Mode) -> tuple[Outcome, bytes, bytes | None
     + " ".join(f"{t.name}: {t.help}" for t in lower_to_qnn().targets),
 )
 @click.option(
+    "--flow",
+    type=click.Choice(FLOWS),
+    default=DEFAULT_FLOW,
+    show_default=True,
+    help="qnn-passes target: canonical writes your own torch.export.export(..., strict=True) "
+    "wherever the source shows the module's shape (qnn_export elsewhere); qnn-export always "
+    "calls qnn_passes.qnn_export.",
+)
+@click.option(
     "--cache/--no-cache",
     "use_cache",
     default=True,
@@ -568,6 +585,7 @@ def rewrite(
     respect_gitignore: bool | None,
     force_exclude: bool | None,
     target: str | None,
+    flow: str,
     use_cache: bool,
     cache_dir: str | None,
     progress: bool | None,
@@ -597,6 +615,7 @@ def rewrite(
     settings = Settings(
         target=target or found_config.target or default_target(),
         line_length=found_config.line_length,
+        flow=flow,
     )
     report = RunReport(mode=mode, target=settings.target)
     if paths == ("-",):
@@ -629,6 +648,7 @@ def rewrite(
                 cache_dir or default_directory(),
                 target=settings.target,
                 line_length=settings.line_length,
+                flow=settings.flow,
             )
             if use_cache
             else None

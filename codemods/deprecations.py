@@ -9,6 +9,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+# How the qnn-passes target writes the export: "canonical" is the user's own
+# torch.export.export(..., strict=True) wherever the source shows the module's shape;
+# "qnn-export" always calls qnn_passes.qnn_export (the shape of qnn-migrate 0.1).
+FLOWS = ("canonical", "qnn-export")
+DEFAULT_FLOW = "canonical"
+
 DATA_FILE = "deprecations.toml"
 
 

@@ -613,3 +613,29 @@ def test_importing_from_executorch_does_not_make_a_same_named_module_keep_the_na
     code, out, _ = _invoke("--diff", "--no-cache", str(package))
     assert code == 0
     assert out.count(f"-{IMPORT_LINE}") == 2  # removed from both files
+
+
+PROVEN_MODULE = """\
+import torch
+from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+
+
+def lower(inputs, specs):
+    model = torch.nn.Linear(2, 2)
+    return to_edge_transform_and_lower_to_qnn(model, inputs, specs)
+"""
+
+
+def test_flow_chooses_the_export_and_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    """--flow canonical (the default) exports with torch.export; qnn-export keeps qnn_export.
+
+    The same bytes are rewritten under both flows with one cache: a cached canonical result
+    must not be handed back for --flow qnn-export.
+    """
+    (tmp_path / "a.py").write_text(PROVEN_MODULE)
+    code, canonical, _ = _invoke("--diff", str(tmp_path))
+    assert code == 0 and "torch.export.export(" in canonical and "qnn_export(" not in canonical
+    code, old_shape, _ = _invoke("--diff", "--flow", "qnn-export", str(tmp_path))
+    assert code == 0 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
+    code, _, err = _invoke("--flow", "bogus", str(tmp_path))
+    assert code == 2 and "canonical" in err and "qnn-export" in err

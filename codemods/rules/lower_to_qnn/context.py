@@ -14,6 +14,8 @@ import libcst as cst
 from libcst.metadata import QualifiedName, Scope
 
 from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.deprecations import DEFAULT_FLOW as DEFAULT_FLOW
+from qnn_migrate.codemods.deprecations import FLOWS as FLOWS
 from qnn_migrate.codemods.deprecations import Catalog, Deprecation
 from qnn_migrate.codemods.scopes import resolve_scopes
 from qnn_migrate.codemods.tree_index import TreeIndex
@@ -21,8 +23,6 @@ from qnn_migrate.codemods.tree_index import TreeIndex
 DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
 # The qnn-passes target's shapes: "qnn-export" exports with ``qnn_passes.qnn_export`` (which
 # also runs QNN's export-stage passes), "canonical" with ``torch.export.export``.
-FLOWS = ("qnn-export", "canonical")
-DEFAULT_FLOW = "canonical"
 
 
 @dataclass(frozen=True)
