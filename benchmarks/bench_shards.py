@@ -1,6 +1,6 @@
 """Shard planning with historical durations: the full suite over 8 phones of one SoC.
 
-Target (issue 5): the longest planned shard within 1.10x of the lower bound
+Target: the longest planned shard within 1.10x of the lower bound
 max(total / phones, longest single test). The durations come the way the bot gets them:
 earlier nights' JUnit XML (here synthesised, seeded, in the wrapper's format) read by
 ``bot.results`` and reduced to a median per test, then ``bot.balance.split``.

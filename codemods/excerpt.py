@@ -1,8 +1,8 @@
 """Cut a module down to what the rule needs, and splice the rewritten excerpt back.
 
-libcst's parse and scope analysis cost about a quarter of a millisecond per line, Python's
-own parser a hundredth; a 12,000-line test file that calls the API in twenty methods spends
-seconds on methods that never mention it. The excerpt keeps every module-level statement
+libcst's parse and scope analysis cost far more per line than Python's own parser, so a
+large test file that calls the API in a few methods would spend most of its time on methods
+that never mention it (figures in docs/rewrite.md, "Speed"). The excerpt keeps every module-level statement
 (imports, assignments, class and function headers, so every module-level binding stays
 visible), keeps whole every function that mentions the old name or an alias it is imported
 as (``import ... as lower``: uses of ``lower`` are sites too), and drops the bodies of the

@@ -15,7 +15,7 @@ None, and the report of the sites it left alone); nothing is printed or written.
 
 ``RewriteLowerToQnn``, the same rule as a libcst ``CodemodCommand`` for
 ``python -m libcst.tool codemod``, lives in ``command.py`` and is importable from here too,
-on first use: libcst's codemod package imports ``libcst.matchers`` (0.2 s), which
+on first use: libcst's codemod package imports ``libcst.matchers`` (a measurable start-up cost, see docs/rewrite.md), which
 ``qnn-migrate rewrite`` does not need.
 """
 

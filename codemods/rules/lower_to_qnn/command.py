@@ -5,7 +5,7 @@
 The rule itself is :class:`~qnn_migrate.codemods.rules.lower_to_qnn.LowerToQnn`; this class adds what
 libcst's runner expects: ``SkipFile`` when a file needs no change, the sites left alone as
 warnings, ``--target`` on the command line. It is a module of its own because
-``libcst.codemod`` imports ``libcst.matchers`` (0.2 s), which ``qnn-migrate rewrite`` does
+``libcst.codemod`` imports ``libcst.matchers`` (a measurable start-up cost, see docs/rewrite.md), which ``qnn-migrate rewrite`` does
 not need; ``qnn_migrate.codemods.rules.lower_to_qnn`` imports it on first use of the name.
 """
 
