@@ -1,0 +1,1 @@
+"""Host-side helpers for running ExecuTorch's real harness through ``bot run-shard``."""

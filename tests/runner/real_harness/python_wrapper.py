@@ -1,0 +1,61 @@
+"""The host's ``python`` for the real-harness tests: installs the real-QNN tier's ABI bridge, then runs.
+
+    python python_wrapper.py SCRIPT ARGS...      run SCRIPT as __main__ with ARGS
+    python python_wrapper.py -c CODE ARGS...     run CODE, as ``python -c`` does
+
+A runner host's ``python`` may be a wrapper (docs/runners.md); this is one. It imports torch
+first (its libstdc++ must load before the QNN libraries' libc++), then installs
+tests/qnn_htp/abi.py's bridge for the QNN 2.51 libraries laid out from the onnxruntime-qnn
+wheel (a no-op with a real 2.37 SDK), then hands over.
+
+Two switches make a run go wrong on purpose, for the tests of what the report says then:
+``QNN_E2E_KILL_AFTER=N`` kills this process (SIGKILL) once N tests are in the JUnit file
+named by ``--junit-xml``, as a host losing the job midway would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+
+def _kill_after(count: int, xml_path: Path) -> None:
+    pattern = re.compile(rb'<testsuite [^>]*\btests="(\d+)"')
+    while True:
+        try:
+            found = pattern.search(xml_path.read_bytes())
+        except OSError:
+            found = None
+        if found and int(found.group(1)) >= count:
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def main() -> None:
+    import torch  # noqa: F401  (before the QNN libraries)
+    from qnn_htp.abi import install
+
+    install(Path(os.environ["QNN_SDK_ROOT"]))
+    args = sys.argv[1:]
+    kill_after = int(os.environ.get("QNN_E2E_KILL_AFTER", "0") or 0)
+    if kill_after and "--junit-xml" in args:
+        xml = Path(args[args.index("--junit-xml") + 1])
+        threading.Thread(target=_kill_after, args=(kill_after, xml), daemon=True).start()
+    if args[:1] == ["-c"]:
+        sys.argv = ["-c", *args[2:]]
+        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
+        return
+    script = args[0]
+    sys.argv = args
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""`bot run-shard` on an x86-simulator host runs ExecuTorch 1.5.1's real test_qnn_delegate.py.
+
+Real QNN compile and real HTP simulator (the onnxruntime-qnn libraries and ABI bridge of
+tests/qnn_htp); the native qnn_executor_runner is the tier's QnnExecutorRunnerDouble. The
+checkout is the wheel's ``executorch`` package, hard-linked into a git repository (never
+written to: the links share the venv's files), put first on ``PYTHONPATH`` so the runner's
+"executorch comes from the checkout" check holds. One real test per run keeps CI short:
+
+1. a seed-matrix test passes and a mistyped id ends MISSING, through the JUnit wrapper;
+2. with the runner's outputs made wrong, the same test ends FAIL with the harness's own
+   message, and a host killed after it leaves the next test MISSING, never passed;
+3. `bot report --dry-run` renders both into the comment, marked as simulator results
+   (tests/runner/golden/real-harness-report.md, durations masked; regenerate with
+   ``QNN_REGEN_GOLDEN=1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
+
+from qnn_migrate.bot.cli.main import bot
+from qnn_migrate.bot.model import Status
+
+from .conftest import GIT_ENV
+
+pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
+
+TESTS = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent / "real_harness"
+GOLDEN = Path(__file__).parent / "golden" / "real-harness-report.md"
+CONV1D = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
+CONV2D = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"
+TYPO = "TestQNNFloatingPointOperator.test_qnn_backend_conv1dd"
+
+
+@pytest.fixture(scope="module")
+def sdk() -> QnnSdk:
+    try:
+        return ensure_sdk()
+    except SdkUnavailableError as exc:
+        pytest.fail(f"the real-QNN tier needs its SDK: {exc}")
+
+
+@pytest.fixture(scope="module")
+def host(sdk: QnnSdk, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    import executorch
+
+    root = tmp_path_factory.mktemp("real-harness")
+    package = Path(next(iter(executorch.__path__)))
+    parent = root / "checkout"
+    checkout = parent / "executorch"
+    parent.mkdir()
+    subprocess.run(["cp", "-al", str(package), str(checkout)], check=True)
+    env = {**os.environ, **GIT_ENV}
+    git = ["git", "-C", str(checkout)]
+    subprocess.run([*git, "init", "-q"], check=True, env=env)
+    # Only the harness is tracked: rev-parse needs a commit, not the 130 MB tree.
+    subprocess.run(
+        [*git, "add", "backends/qualcomm/tests/test_qnn_delegate.py"], check=True, env=env
+    )
+    subprocess.run([*git, "commit", "-q", "-m", "executorch 1.5.1"], check=True, env=env)
+    sha = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
+
+    python = root / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "python_wrapper.py"}" "$@"\n')
+    python.chmod(0o755)
+
+    def runner(name: str, target: Path) -> Path:
+        path = root / name
+        path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{target}" "$@"\n')
+        path.chmod(0o755)
+        return path
+
+    good = runner("qnn_executor_runner", TESTS / "doubles" / "qnn_executor_runner_double.py")
+    bad = runner("corrupting_runner", HERE / "corrupting_runner.py")
+    qnn_env = sdk.environment()
+    pythonpath = os.pathsep.join(
+        [str(parent), str(TESTS), str(TESTS / "doubles" / "import_standins")]
+    )
+    return {
+        "root": root,
+        "sha": sha,
+        "checkout": checkout,
+        "config": {
+            "kind": "x86-simulator",
+            "executorch_dir": str(checkout),
+            "python": str(python),
+            "qnn_sdk_root": qnn_env["QNN_SDK_ROOT"],
+            "build_folder": str(root / "build-x86"),
+            "state_dir": str(root / "state"),
+            "min_free_mb": 512,
+            "startup_timeout_s": 600.0,
+            "env": {
+                "PYTHONPATH": pythonpath,
+                "QNN_STAGING_DIR": qnn_env["QNN_STAGING_DIR"],
+                "LD_LIBRARY_PATH": qnn_env["LD_LIBRARY_PATH"],
+            },
+        },
+        "good": good,
+        "bad": bad,
+    }
+
+
+def _toml(config: dict[str, object]) -> str:
+    lines = []
+    tables = []
+    for key, value in config.items():
+        if isinstance(value, dict):
+            tables.append(
+                f"[{key}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in value.items())
+            )
+        else:
+            lines.append(f"{key} = {json.dumps(value)}\n")
+    return "".join(lines) + "".join(tables)
+
+
+def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: object) -> Path:
+    root = Path(str(host["root"]))
+    config = dict(host["config"])  # type: ignore[call-overload]
+    env_extra = dict(extra.pop("env", {}))  # type: ignore[call-overload]
+    config.update(extra)
+    config["env"] = {**config["env"], **env_extra}
+    (root / f"{name}.toml").write_text(_toml(config))
+    shard = {
+        "id": f"sim-sm8650-{name}-1",
+        "matrix": "tests",
+        "soc": "SM8650",
+        "backend": "htp",
+        "seed": 1126,
+        "tests": tests,
+        "sha": host["sha"],
+        "pr": 7,
+        "enable_x86_64": True,
+        "timeout_s": 1500,
+        "per_test_timeout_s": 600,
+    }
+    (root / f"{name}.json").write_text(json.dumps(shard))
+    out = root / "results" / f"qnn-result-sim-sm8650-{name}-1"
+    ran = CliRunner().invoke(
+        bot,
+        [
+            "run-shard",
+            "--shard",
+            str(root / f"{name}.json"),
+            "--host-config",
+            str(root / f"{name}.toml"),
+            "--out",
+            str(out),
+        ],
+        env={"QNN_SDK_ROOT": ""},
+        catch_exceptions=False,
+    )
+    assert ran.exit_code in (0, 1), ran.output
+    return out
+
+
+def statuses(out: Path) -> dict[str, tuple[str, str]]:
+    doc = json.loads((out / "result.json").read_text())
+    return {r["test_id"]: (r["status"], r["message"]) for r in doc["results"]}
+
+
+def test_the_real_harness_through_run_shard_and_the_offline_report(host: dict[str, object]) -> None:
+    passing = run_shard(host, "pass", [CONV1D, TYPO], qnn_executor_runner=str(host["good"]))
+    got = statuses(passing)
+    assert got[CONV1D][0] == Status.PASS, (passing / "attempt-1" / "stderr.txt").read_text()[-3000:]
+    assert got[TYPO][0] == Status.MISSING and "not found in the test module" in got[TYPO][1]
+    doc = json.loads((passing / "result.json").read_text())
+    assert doc["sdk_version"].startswith("2.51.0")
+    junit = (passing / "attempt-1" / "junit.xml").read_text()
+    assert 'complete="true"' in junit and "test_qnn_backend_conv1d" in junit
+    command = (passing / "attempt-1" / "command.txt").read_text()
+    assert "--enable_x86_64" in command and "--device" not in command
+
+    broken = run_shard(
+        host,
+        "broken",
+        [CONV1D, CONV2D],
+        qnn_executor_runner=str(host["bad"]),
+        env={"QNN_E2E_KILL_AFTER": "1"},
+    )
+    got = statuses(broken)
+    assert got[CONV1D][0] == Status.FAIL, got
+    assert "AssertionError" in got[CONV1D][1]
+    assert got[CONV2D][0] in (Status.MISSING, Status.INFRA), got
+    assert "SIGKILL" in got[CONV2D][1]
+
+    root = Path(str(host["root"]))
+    planned = [json.loads((root / f"{n}.json").read_text()) for n in ("pass", "broken")]
+    (root / "planned.json").write_text(json.dumps(planned))
+    body = root / "comment.md"
+    ran = CliRunner().invoke(
+        bot,
+        [
+            "report",
+            "--shards-file",
+            str(root / "planned.json"),
+            "--results-dir",
+            str(root / "results"),
+            "--dry-run",
+            "--body-out",
+            str(body),
+        ],
+        env={"GITHUB_REPOSITORY": "qnn-lab/executorch"},
+    )
+    assert ran.exit_code == 0, ran.output
+    text = body.read_text()
+    assert "Results from the x86 HTP simulator" in text
+    assert f"| SM8650 (x86 simulator) | `{CONV1D}` | ❌ FAIL | **UNCLASSIFIED** |" in text
+    assert "AssertionError: False is not true" in text
+    assert f"`{TYPO}` | ❓ MISSING |" in text
+    assert "was running when the test process died: killed by SIGKILL" in text
+    assert "ran **2 of 4**" in text
+    repro = text.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert repro.rstrip().endswith("--enable_x86_64") and "--device" not in repro
+    # Durations vary from run to run; everything else is stable.
+    stable = re.sub(r"\| \d+\.\ds \|", "| Ns |", text)
+    if os.environ.get("QNN_REGEN_GOLDEN"):
+        GOLDEN.write_text(stable)
+    assert stable == GOLDEN.read_text(), "the comment differs from " + str(GOLDEN)
+    shutil.rmtree(root / "results")
