@@ -128,7 +128,7 @@ class TestQNN(unittest.TestCase):
                 with self.subTest(k=k):
                     time.sleep(3600)
         if behaviour == "daemon":
-            code = "import os, sys, time; os.setsid(); time.sleep(600)"
+            code = "import time; time.sleep(600)"
             daemon = subprocess.Popen(
                 [sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL
             )
