@@ -127,7 +127,6 @@ class Policy:
     """Who may start runs and where they go."""
 
     run_roles: tuple[str, ...] = ("admin", "maintain", "write")
-    min_sha_prefix: int = 12
     device_workflow: str = "qnn-device-tests.yml"
     status_context: str = "qnn / device tests"
 
@@ -347,15 +346,12 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
     pt = _table(doc, "policy", where)
     policy = Policy(
         run_roles=_strs(pt.get("run_roles", list(Policy.run_roles)), f"{where}: [policy]"),
-        min_sha_prefix=_int(pt, "min_sha_prefix", Policy.min_sha_prefix, f"{where}: [policy]"),
         device_workflow=str(pt.get("device_workflow", Policy.device_workflow)),
         status_context=str(pt.get("status_context", Policy.status_context)),
     )
     bad_roles = [r for r in policy.run_roles if r not in ROLES]
     if bad_roles:
         problems.append(f"{where}: [policy] run_roles: unknown role(s) {bad_roles}; use {ROLES}")
-    if not 7 <= policy.min_sha_prefix <= 40:
-        problems.append(f"{where}: [policy] min_sha_prefix must be between 7 and 40")
 
     template = str(_table(doc, "command", where).get("template", ""))
     words = template.split()
