@@ -92,19 +92,7 @@ class Knowledge:
         if isinstance(node, cst.Name):
             value = self._value_of(node, self._single_assignment(node))
             return None if value is None else self.dict_keys(value, depth + 1)
-        if not isinstance(node, cst.Dict):
-            return None
-        keys = []
-        for element in node.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(
-                element.key, cst.SimpleString
-            ):
-                return None
-            key = element.key.evaluated_value
-            if not isinstance(key, str):
-                return None
-            keys.append(key)
-        return frozenset(keys)
+        return literal_keys(node)
 
     def _value_of(self, name: cst.Name, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
         """The value ``name`` holds where it is read: its only assignment's, or else the
@@ -209,3 +197,20 @@ class Knowledge:
             binding = self._single_assignment(base)
             return isinstance(binding, cst.ClassDef) and self._is_module_class(binding, depth + 1)
         return False
+
+
+def literal_keys(node: cst.BaseExpression) -> frozenset[str] | None:
+    """The keys of a dict display whose keys are all string literals, else None."""
+    if not isinstance(node, cst.Dict):
+        return None
+    keys = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(
+            element.key, cst.SimpleString
+        ):
+            return None
+        key = element.key.evaluated_value
+        if not isinstance(key, str):
+            return None
+        keys.append(key)
+    return frozenset(keys)

@@ -37,6 +37,7 @@ import libcst as cst
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
+from qnn_migrate.codemods.knowledge import literal_keys
 from qnn_migrate.codemods.layout import (
     ArgSpec,
     CallSpec,
@@ -143,7 +144,7 @@ class _Writer:
         module = self.site.bound.args["module"].value
         if self.site.knowledge.is_not_dict(module):
             return frozenset({"forward"})
-        return _literal_keys(module)
+        return literal_keys(module)
 
     def broadcast(self, param: str) -> str:
         """How the wrapper's ``ensure_graph_specific_dict`` treats ``param`` here.
@@ -154,7 +155,7 @@ class _Writer:
         passed = self.site.bound.args.get(param)
         if passed is None or self.site.knowledge.is_not_dict(passed.value):
             return "shared"
-        keys, methods = _literal_keys(passed.value), self.method_keys()
+        keys, methods = literal_keys(passed.value), self.method_keys()
         if keys is None or methods is None:
             return "check"
         return "per_method" if keys == methods else "shared"
@@ -444,23 +445,6 @@ def _commented(refs: References, param: str, arg: ArgSpec) -> ArgSpec:
     """``arg`` with the user's comments for ``param`` (the first time only)."""
     before, trailing = refs.take_comments(param)
     return ArgSpec(arg.value, arg.keyword, before, trailing)
-
-
-def _literal_keys(node: cst.BaseExpression) -> frozenset[str] | None:
-    """The keys of a dict display whose keys are all string literals, else None."""
-    if not isinstance(node, cst.Dict):
-        return None
-    keys = []
-    for element in node.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(
-            element.key, cst.SimpleString
-        ):
-            return None
-        key = element.key.evaluated_value
-        if not isinstance(key, str):
-            return None
-        keys.append(key)
-    return frozenset(keys)
 
 
 def _display_size(node: cst.BaseExpression) -> int | None:
