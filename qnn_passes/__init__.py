@@ -16,6 +16,7 @@ __all__ = [
     "LiftQnnConstants",
     "PassOrderError",
     "QnnConfigError",
+    "QnnEdgePartitioner",
     "QnnManagerSession",
     "QnnPipelineError",
     "QnnSdkMissingError",
@@ -34,6 +35,7 @@ _WHERE = {
     "LiftQnnConstants": "qnn_passes.lift_qnn_constants",
     "PassOrderError": "qnn_passes.errors",
     "QnnConfigError": "qnn_passes.errors",
+    "QnnEdgePartitioner": "qnn_passes.qnn_partitioner",
     "QnnManagerSession": "qnn_passes.api",
     "QnnPipelineError": "qnn_passes.errors",
     "QnnSdkMissingError": "qnn_passes.errors",
@@ -77,4 +79,5 @@ if TYPE_CHECKING:
         QnnSdkMissingError,
     )
     from qnn_passes.lift_qnn_constants import LiftQnnConstants
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
     from qnn_passes.run_qnn_passes import RunQnnPasses

@@ -47,8 +47,8 @@ class DecomposePDist(EdgeRewrite):
         if p != 2 or not isinstance(rows, int):
             return None
         pairs = self.real(lambda: torch.triu_indices(rows, rows, offset=1, dtype=torch.int32))
-        first = self.real(lambda: pairs[0].contiguous())
-        second = self.real(lambda: pairs[1].contiguous())
+        first = self.real(lambda: pairs[0].clone())
+        second = self.real(lambda: pairs[1].clone())
         a = self.emit(_aten.index_select.default, (args[0], 0, first), meta)
         b = self.emit(_aten.index_select.default, (args[0], 0, second), meta)
         return euclidean(self, a, b, meta)

@@ -127,9 +127,10 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ),
     ExportStagePass(
         "DecomposeLinalgVectorNorm",
-        UNNECESSARY,
-        None,
-        "to-edge decomposes it into abs/pow/sum (amax for inf), all QNN ops",
+        MIGRATED,
+        "qnn_passes.decompose_linalg_vector_norm:DecomposeLinalgVectorNorm",
+        "to-edge's own decomposition over all elements leaves sum(x, dim=None), which QNN's "
+        "reduce builder cannot read; the norm is kept whole and decomposed here",
     ),
     ExportStagePass(
         "DecomposeExpM1",
@@ -190,6 +191,7 @@ _ORDER = (
     "DecomposeCDist",
     "DecomposePDist",
     "DecomposeRoll",
+    "DecomposeLinalgVectorNorm",
     "DecomposeExpM1",
     "DecomposeVar",
     "DecomposeReciprocal",
@@ -203,7 +205,7 @@ def keep_whole() -> list[torch._ops.OpOverload]:
     """ATen ops to-edge must not decompose so that a migrated pass sees them (``ops_to_not_decompose``)."""
     import torch
 
-    return [torch.ops.aten.roll.default]
+    return [torch.ops.aten.roll.default, torch.ops.aten.linalg_vector_norm.default]
 
 
 def _import(path: str) -> Any:
@@ -246,6 +248,7 @@ def _left_behind(variant: str) -> dict[Any, tuple[str, Any]]:
         a._cdist_forward.default: ("DecomposeCDist", _always),
         a._pdist_forward.default: ("DecomposePDist", _always),
         a.roll.default: ("DecomposeRoll", _always),
+        a.linalg_vector_norm.default: ("DecomposeLinalgVectorNorm", _always),
         a.expm1.default: ("DecomposeExpM1", _always),
         a.var.correction: ("DecomposeVar", _always),
         a.var.dim: ("DecomposeVar", _always),

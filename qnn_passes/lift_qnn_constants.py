@@ -27,6 +27,7 @@ input, the get_attr's meta carried over - and differs where it is not:
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import torch
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
@@ -40,6 +41,28 @@ from torch.export.graph_signature import (
 
 from qnn_passes import constant_inputs, quant_ops
 from qnn_passes.errors import QnnPipelineError
+
+if TYPE_CHECKING:
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+
+def _static_fake(
+    fake_mode: FakeTensorMode, tensor: torch.Tensor
+) -> tuple[torch.Tensor, FakeTensor]:
+    """``(tensor to store, its fake)``, the fake with static sizes.
+
+    A fake mode remembers the fake it made for a tensor, and a pass's retrace (ExportPass) may
+    have made one with symbolic sizes for a constant it created. ``to_backend`` fakes the
+    state dict through the same mode, so QNN's builders would get that one and declare the
+    constant's dimensions dynamic, which the HTP refuses for a static tensor (a Gather's
+    indices: "Tensor does not have any dynamic dimensions", op validation error 3110). Such a
+    constant is stored as a copy, which has no earlier fake.
+    """
+    val = fake_mode.from_tensor(tensor, static_shapes=True)
+    if all(isinstance(d, int) for d in val.shape):
+        return tensor, val
+    copy = tensor.detach().clone()
+    return copy, fake_mode.from_tensor(copy, static_shapes=True)
 
 
 class LiftQnnConstants(ExportedProgramPassBase):
@@ -104,11 +127,10 @@ class LiftQnnConstants(ExportedProgramPassBase):
                 with anchor:
                     placeholder = graph.placeholder(fqn)
                 placeholder.meta.update(node.meta)
-                val = (
-                    fake_mode.from_tensor(tensor, static_shapes=True)
-                    if fake_mode is not None
-                    else tensor
-                )
+                if fake_mode is not None:
+                    tensor, val = _static_fake(fake_mode, tensor)
+                else:
+                    val = tensor
                 val.constant = tensor
                 placeholder.meta["val"] = val
                 new_specs.append(

@@ -2,9 +2,9 @@
 
 ``to_edge_transform_and_lower`` asks every partitioner which ops to keep out of its ATen
 decomposition (``ops_to_not_decompose``). QNN's answer is ``get_skip_decomp_table()`` with
-its filter; this subclass adds :func:`qnn_passes.export_stage.keep_whole` (``aten.roll``),
-which to-edge would otherwise turn into index arithmetic QNN cannot run, so that
-DecomposeRoll sees it on the edge program. Partitioning itself is QnnPartitioner's, unchanged;
+its filter; this subclass adds :func:`qnn_passes.export_stage.keep_whole` (``aten.roll``,
+``aten.linalg_vector_norm``), which to-edge would otherwise decompose into ops QNN cannot run,
+so that DecomposeRoll and DecomposeLinalgVectorNorm see them on the edge program. Partitioning itself is QnnPartitioner's, unchanged;
 nothing in ExecuTorch is patched.
 """
 
