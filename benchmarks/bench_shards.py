@@ -27,8 +27,9 @@ from xml.sax.saxutils import quoteattr
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot import balance, results  # noqa: E402
+from qnn_migrate.bot.lab import results  # noqa: E402
 from qnn_migrate.bot.model import Shard  # noqa: E402
+from qnn_migrate.bot.pr import balance  # noqa: E402
 
 TARGET = 1.10
 CLASS_SCALE_S = {  # median seconds per test of each class
