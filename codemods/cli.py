@@ -51,13 +51,6 @@ EXIT_FILE_ERRORS = 3
 PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 # The cheap test done on every file before any decoding or parsing.
 _NEEDLE = lower_to_qnn().name.encode()
-# The modules ExecuTorch itself reaches the name by. Importing it from one of them says
-# nothing about the run's own modules (whose names may end alike: a `utils.py`), and the
-# rule knows ExecuTorch's own re-exporting module by itself.
-_EXECUTORCH_MODULES = frozenset(
-    {lower_to_qnn().defining_module}
-    | {q.rpartition(".")[0] for q in lower_to_qnn().qualified_names}
-)
 # The reason of a rewritten site (the same in every mode, so a cached result serves all).
 REWRITTEN = f"{lower_to_qnn().name} -> {lower_to_qnn().replacement}"
 _exclusion = exclusion  # the compiled matcher, under the name the fast-path tests use
@@ -420,7 +413,7 @@ def run(
             else:
                 mentioning[path] = (data, stat)
         scanned = reexport_scan({os.path.abspath(p): data for p, (data, _) in mentioning.items()})
-        settings = settings._replace(imported_from=scanned - _EXECUTORCH_MODULES)
+        settings = settings._replace(imported_from=scanned)
         sizes: dict[str, int] = {}
         for path, (data, stat) in mentioning.items():
             key = None if cache is None else cache.key(data, path, _context(path, settings))

@@ -31,7 +31,13 @@ def reexport_scan(sources: Mapping[str, str | bytes]) -> frozenset[str]:
     ``src/mypkg/consumer.py`` gives ``src.mypkg.export_utils``, which
     :func:`imported_here` matches by its last parts).
     """
-    name = lower_to_qnn().name
+    deprecation = lower_to_qnn()
+    name = deprecation.name
+    # Importing the name from ExecuTorch's own modules says nothing about the run's modules
+    # (whose names may end alike: a `utils.py`); the rule knows ExecuTorch's module by itself.
+    executorch = {deprecation.defining_module} | {
+        q.rpartition(".")[0] for q in deprecation.qualified_names
+    }
     found: set[str] = set()
     for path, text in sources.items():
         if isinstance(text, bytes):
@@ -43,7 +49,7 @@ def reexport_scan(sources: Mapping[str, str | bytes]) -> frozenset[str]:
             if name not in _WORD.findall(names):
                 continue
             resolved = _resolve(module, path)
-            if resolved:
+            if resolved and resolved not in executorch:
                 found.add(resolved)
     return frozenset(found)
 

@@ -38,6 +38,7 @@ from qnn_migrate.bot.pr.commands import MIGRATE_ROLES, Command
 from qnn_migrate.bot.pr.suggestions import Hunk, anchored, apply, diff_ranges, hunks, parses
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
 from qnn_migrate.bot.text import escape
+from qnn_migrate.codemods.deprecations import default_target
 from qnn_migrate.codemods.engine import FileResult, RewriteError, rewrite_code
 
 MAX_FILE_BYTES = 512 * 1024
@@ -258,7 +259,7 @@ def build_review(
     rewrite: Rewrite = rewrite_code,
 ) -> ReviewPlan:
     """The review for the files read at ``sha`` (pure)."""
-    target = command.target or "qnn-passes"
+    target = command.target or default_target()
     outcomes = [_rewrite_file(item, target, cap, rewrite) for item in items]
     _cap_comments(outcomes)
     comments: list[ReviewComment] = []
@@ -294,7 +295,7 @@ def _summary(
     outside: int,
     left: int,
 ) -> str:
-    target = command.target or "qnn-passes"
+    target = command.target or default_target()
     out = [
         marker(sha, command),
         f"### qnn-migrate at {sha[:12]} (`--target {target}`)",

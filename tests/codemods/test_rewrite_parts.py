@@ -280,3 +280,15 @@ def test_knowledge_of_dicts() -> None:
         assert knowledge.is_dict(methods) and not knowledge.is_not_dict(methods)
         assert not knowledge.is_not_dict(unknown) and not knowledge.is_dict(unknown)
         assert not knowledge.is_not_dict(convert)
+
+
+def test_reexport_scan_leaves_out_executorchs_own_modules() -> None:
+    """Every user file imports the name from ExecuTorch; that keeps no module of the run bound
+    (a run's own `utils.py` would otherwise match `...qualcomm.utils.utils` by its tail)."""
+    user = (
+        "from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn\n"
+    )
+    reexport = "from mypkg.utils import to_edge_transform_and_lower_to_qnn\n"
+    assert reexport_scan({"a.py": user}) == frozenset()
+    assert reexport_scan({"a.py": user, "b.py": reexport}) == {"mypkg.utils"}
+    assert not imported_here("src/utils.py", reexport_scan({"a.py": user}))
