@@ -39,7 +39,14 @@ from qnn_migrate.bot.pr.suggestions import Hunk, anchored, apply, diff_ranges, h
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
 from qnn_migrate.bot.text import escape
 from qnn_migrate.codemods.deprecations import default_target
-from qnn_migrate.codemods.engine import FileResult, RewriteError, rewrite_code
+from qnn_migrate.codemods.engine import (
+    FileResult,
+    RewriteError,
+    RuleOptions,
+    reexport_scan,
+    rewrite_code,
+    rule_options,
+)
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_FILES = 50
@@ -174,7 +181,7 @@ def select_files(files: Sequence[PullFile], paths: Sequence[str]) -> list[PullFi
     ]
 
 
-def _rewrite_file(item: FileInput, target: str, cap: int, rewrite: Rewrite) -> FileOutcome:
+def _rewrite_file(item: FileInput, options: RuleOptions, cap: int, rewrite: Rewrite) -> FileOutcome:
     path, blob = item.path, item.blob
     if blob is None:
         return FileOutcome(path, "not read: not a file at the head commit")
@@ -185,7 +192,7 @@ def _rewrite_file(item: FileInput, target: str, cap: int, rewrite: Rewrite) -> F
     except ValueError as error:
         return FileOutcome(path, f"not read: {error}")
     try:
-        result = rewrite(old, target=target, filename=path)
+        result = rewrite(old, options, filename=path)
     except RewriteError as error:
         return FileOutcome(path, f"not rewritten: {error}")
     except Exception as error:  # a bug in the rule must not cost the other files their review
@@ -260,7 +267,14 @@ def build_review(
 ) -> ReviewPlan:
     """The review for the files read at ``sha`` (pure)."""
     target = command.target or default_target()
-    outcomes = [_rewrite_file(item, target, cap, rewrite) for item in items]
+    # A changed file that others in the PR import the old name from keeps it bound.
+    readable = {
+        item.path: item.blob.data
+        for item in items
+        if item.blob is not None and item.blob.data is not None and item.blob.size <= cap
+    }
+    options = rule_options(target, imported_from=reexport_scan(readable))
+    outcomes = [_rewrite_file(item, options, cap, rewrite) for item in items]
     _cap_comments(outcomes)
     comments: list[ReviewComment] = []
     for outcome in outcomes:

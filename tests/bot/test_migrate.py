@@ -24,11 +24,12 @@ from qnn_migrate.bot.pr.migrate import (
     MAX_COMMENTS,
     MAX_FILE_BYTES,
     FileInput,
+    ReviewPlan,
     bot_version,
     build_review,
 )
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
-from qnn_migrate.codemods.engine import FileResult, rewrite_code
+from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
 
 HEAD = "c" * 40
 EXPORT = "examples/qualcomm/export_model.py"
@@ -224,7 +225,7 @@ def test_a_hunk_that_does_not_parse_alone_goes_to_the_summary() -> None:
     old = "x = (\n    1,\n)\ny = 2\n"
     new = "x = [\n    1,\n]\ny = 2\n"
 
-    def stub_rewrite(code: str, *, target: str, filename: str) -> FileResult:  # a DOUBLE
+    def stub_rewrite(code: str, options: RuleOptions, *, filename: str) -> FileResult:  # a DOUBLE
         return FileResult(new, True, 1, ())
 
     item = FileInput("a.py", "@@ -1,4 +1,4 @@\n", FileBlob("a.py", len(old), old.encode()))
@@ -268,7 +269,7 @@ def test_caps_on_comments_and_body() -> None:
     old = "".join(f"x{i} = {i}\n\n" for i in range(70))
     new = "".join(f"x{i} = {i + 1}\n\n" for i in range(70))
 
-    def stub_rewrite(code: str, *, target: str, filename: str) -> FileResult:  # a DOUBLE
+    def stub_rewrite(code: str, options: RuleOptions, *, filename: str) -> FileResult:  # a DOUBLE
         return FileResult(new, True, 70, ())
 
     whole = f"@@ -1,140 +1,{len(split_lines(old))} @@\n"
@@ -282,10 +283,51 @@ def test_caps_on_comments_and_body() -> None:
     huge_old = "".join(f"y{i} = '{'a' * 80}'\n" for i in range(1000))
     huge_new = huge_old.replace("'a", "'b")
 
-    def stub_huge(code: str, *, target: str, filename: str) -> FileResult:  # a DOUBLE
+    def stub_huge(code: str, options: RuleOptions, *, filename: str) -> FileResult:  # a DOUBLE
         return FileResult(huge_new, True, 1, ())
 
     item = FileInput("b.py", None, FileBlob("b.py", len(huge_old), huge_old.encode()))
     plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_huge)
     assert plan.suggested == 0 and len(plan.body) < MAX_BODY_CHARS
     assert "too long to show; run it locally" in plan.body
+
+
+def test_a_file_the_pr_imports_the_old_name_from_keeps_it() -> None:
+    """Re-exports across the PR's files: the consumer's import of the old name must not break."""
+    lowering = (
+        "from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn\n"
+        "\n\n"
+        "def lower(model, inputs, specs):\n"
+        "    return to_edge_transform_and_lower_to_qnn(model, inputs, specs)\n"
+    )
+    consumer = "from mypkg.lowering import to_edge_transform_and_lower_to_qnn\n"
+
+    def item(path: str, text: str) -> FileInput:
+        lines = len(split_lines(text))
+        return FileInput(path, f"@@ -0,0 +1,{lines} @@\n", FileBlob(path, len(text), text.encode()))
+
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    alone = build_review(
+        [item("mypkg/lowering.py", lowering)], sha=HEAD, command=command, version="0"
+    )
+    both = build_review(
+        [item("mypkg/lowering.py", lowering), item("consumer.py", consumer)],
+        sha=HEAD,
+        command=command,
+        version="0",
+    )
+
+    def suggested(plan: ReviewPlan) -> str:
+        return "".join(c.body for c in plan.comments if c.path == "mypkg/lowering.py")
+
+    # With its consumer in the PR the file is rewritten as a re-export point: the call is
+    # still rewritten, and the suggestions equal the codemod's output for a file others import
+    # the name from (on its own, the control, they differ).
+    kept = rewrite_code(
+        lowering,
+        rule_options("qnn-passes", imported_from=frozenset({"mypkg.lowering"})),
+        filename="mypkg/lowering.py",
+    ).code
+    assert both.suggested and "to_edge_transform_and_lower(" in suggested(both)
+    assert all(h.suggestion() in suggested(both) for h in hunks(lowering, kept))
+    assert not all(h.suggestion() in suggested(alone) for h in hunks(lowering, kept))
