@@ -19,6 +19,13 @@ input, the get_attr's meta carried over - and differs where it is not:
 * a get_attr with no users is removed, not lifted into an unused input (no orphans);
 * several get_attr nodes of one attribute become one input, not one copy each;
 * a program without any placeholder is lifted too (upstream returns it unchanged);
+* a lifted constant's fake has static sizes, and so do the values computed from it: an
+  ExportPass retrace between the pass that made a constant and this one (ExecuTorch's
+  I64toI32 is one) fakes the constant again with symbolic sizes, and the ops it feeds inherit
+  them (an ``index_select`` by a 10-element constant gets ``val`` of size ``[s29, 3]``). QNN
+  declares such dimensions dynamic and the HTP refuses the op (a Gather: "Tensor is expected to
+  have a static dimension", op validation error 3110). So when a node's ``val`` has a symbol
+  that no input of the program has, the values are propagated again from the inputs;
 * with ``check_quant_attrs``, a constant feeding a dequantize must carry
   ``QCOM_QUANT_ATTRS``: if a pass rebuilt the graph after AnnotateGetAttr they are gone and
   QNN would read the weight as float, so it raises :class:`QnnPipelineError` instead.
@@ -38,6 +45,8 @@ from torch.export.graph_signature import (
     InputSpec,
     TensorArgument,
 )
+from torch.fx.experimental.symbolic_shapes import free_symbols
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from qnn_passes import constant_inputs, quant_ops
 from qnn_passes.errors import QnnPipelineError
@@ -63,6 +72,27 @@ def _static_fake(
         return tensor, val
     copy = tensor.detach().clone()
     return copy, fake_mode.from_tensor(copy, static_shapes=True)
+
+
+def _repropagate_stray_symbols(gm: torch.fx.GraphModule, fake_mode: FakeTensorMode) -> bool:
+    """Recompute every ``val`` from the placeholders' when a node has a symbol no input has.
+
+    The inputs' symbols (a user's dynamic shapes) are kept; a symbol that appears only
+    downstream came from a constant faked with symbolic sizes (see the module doc).
+    """
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if not all("val" in n.meta for n in placeholders):
+        return False
+    known = set().union(*(free_symbols(n.meta["val"]) for n in placeholders))
+    stray = any(
+        free_symbols(n.meta.get("val")) - known for n in gm.graph.nodes if n.op == "call_function"
+    )
+    if not stray:
+        return False
+    FakeTensorProp(gm, fake_mode).propagate_dont_convert_inputs(
+        *(n.meta["val"] for n in placeholders)
+    )
+    return True
 
 
 class LiftQnnConstants(ExportedProgramPassBase):
@@ -159,6 +189,8 @@ class LiftQnnConstants(ExportedProgramPassBase):
         )
         ep._state_dict = state_dict
         gm.recompile()
+        if fake_mode is not None:
+            _repropagate_stray_symbols(gm, fake_mode)
         return ExportedProgramPassResult(ep, True)
 
     def _check_quant_attrs(self, get_attrs: list[torch.fx.Node]) -> None:

@@ -158,3 +158,36 @@ def test_non_strict_export_lowers_alike(name: str) -> None:
     model, inputs = probe.model()
     with torch.no_grad():
         assert close(run(probe, loose), model(*inputs))
+
+
+def _stray_symbols(program: Any) -> dict[str, set[Any]]:
+    """Per node, the symbols of its ``val`` that no input of the program has."""
+    from torch.fx.experimental.symbolic_shapes import free_symbols
+
+    nodes = list(program.graph.nodes)
+    known = set().union(*(free_symbols(n.meta.get("val")) for n in nodes if n.op == "placeholder"))
+    return {
+        n.name: stray
+        for n in nodes
+        if n.op == "call_function" and (stray := free_symbols(n.meta.get("val")) - known)
+    }
+
+
+@pytest.mark.parametrize("probe", probe_params())
+def test_a_static_program_reaches_qnn_with_static_shapes(probe: Probe) -> None:
+    # QNN declares a symbolic size a dynamic dimension and the HTP refuses ops with those
+    # (a Gather of pdist's constant indices: op validation error 3110 on real QNN).
+    assert _stray_symbols(canonical_flow(probe.name)) == {}
+
+
+def test_the_stray_symbol_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Control: without LiftQnnConstants' re-propagation, pdist's Gathers have such a size.
+    from qnn_passes import lift_qnn_constants
+
+    monkeypatch.setattr(lift_qnn_constants, "_repropagate_stray_symbols", lambda gm, mode: False)
+    canonical_flow.cache_clear()
+    try:
+        program = canonical_flow("pdist")
+    finally:
+        canonical_flow.cache_clear()
+    assert set(_stray_symbols(program)) >= {"aten_index_select_default"}

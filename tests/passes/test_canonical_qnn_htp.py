@@ -29,14 +29,6 @@ pytestmark = pytest.mark.qnn_htp
 ZOO = "qnn_htp.subjects:zoo"
 PROBE = "passes.test_canonical_qnn_htp:probe_subject"
 HTP_PROBES = [p.name for p in PROBES if p.backend == "htp"]
-# Probes whose migrated pass emits an index_select with a constant index (int32, the same
-# values, dtype and shape as upstream's, lifted the same way): QNN 2.51's HTP op validation
-# refuses that Gather in the canonical flow ("Tensor does not have any dynamic dimensions",
-# error 3110) and accepts upstream's; the cause is not found yet. A strict xfail each, so a
-# fix shows up.
-GATHER_REFUSED = {
-    "pdist": "QNN refuses the Gathers of DecomposePDist (cause open)",
-}
 # Probes only the deprecated wrapper cannot lower (ExecuTorch 1.5.1): what it fails with, why.
 PROBE_FAILS_ONLY_DEPRECATED = {
     "autocast": (
@@ -177,18 +169,7 @@ def test_zoo_model_lowers_alike(qnn: FreshRunner, name: str) -> None:  # noqa: F
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(
-            n,
-            marks=[pytest.mark.xdist_group(f"canon-{n}")]
-            + (
-                [pytest.mark.xfail(strict=True, reason=GATHER_REFUSED[n])]
-                if n in GATHER_REFUSED
-                else []
-            ),
-        )
-        for n in HTP_PROBES
-    ],
+    [pytest.param(n, marks=[pytest.mark.xdist_group(f"canon-{n}")]) for n in HTP_PROBES],
 )
 def test_probe_lowers_alike(qnn: FreshRunner, name: str) -> None:  # noqa: F811
     results = both(qnn, PROBE, name)
