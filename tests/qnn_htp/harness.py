@@ -2,8 +2,9 @@
 
 :func:`prepare` copies the executorch wheel's harness modules that call the deprecated wrapper
 (``backends/qualcomm/tests/test_qnn_delegate.py``, ``tests/utils.py``, ``export_utils.py``)
-into ``original/`` and ``rewritten/`` of a folder, runs ``qnn-migrate rewrite`` on
-``rewritten/``, and lays out a build folder whose ``qnn_executor_runner`` is
+into one folder per flow of :data:`FLOWS`, runs ``qnn-migrate rewrite`` on each rewritten
+copy (``rewritten/``: the default canonical ``torch.export.export`` flow;
+``rewritten-qnn-export/``: ``--flow qnn-export``), and lays out a build folder whose ``qnn_executor_runner`` is
 tests/doubles/qnn_executor_runner_double.py. :func:`run` runs test ids through one flow in a
 new process (tests/qnn_htp/harness_main.py) with ``--enable_x86_64`` and returns its record.
 """
@@ -29,7 +30,13 @@ HARNESS_MODULES = {
     "export_utils.py": "backends/qualcomm/export_utils.py",
 }
 RUNNER = "examples/qualcomm/executor_runner/qnn_executor_runner"
-FLOWS = ("original", "rewritten")
+# Flow -> the ``qnn-migrate rewrite`` options its copies are made with (None: left as shipped).
+REWRITES: dict[str, tuple[str, ...] | None] = {
+    "original": None,
+    "rewritten": ("--flow", "canonical"),
+    "rewritten-qnn-export": ("--flow", "qnn-export"),
+}
+FLOWS = tuple(REWRITES)
 
 
 @dataclass(frozen=True)
@@ -56,15 +63,28 @@ def _executorch_root() -> Path:
 
 def prepare(root: Path) -> HarnessCopies:
     source = _executorch_root()
-    for flow in FLOWS:
+    exits, reports = [], []
+    for flow, options in REWRITES.items():
         (root / flow).mkdir(parents=True, exist_ok=True)
         for name, relative in HARNESS_MODULES.items():
             shutil.copyfile(source / relative, root / flow / name)
-    proc = subprocess.run(
-        [sys.executable, "-m", "qnn_migrate", "rewrite", str(root / "rewritten")],
-        capture_output=True,
-        text=True,
-    )
+        if options is None:
+            continue
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "qnn_migrate",
+                "rewrite",
+                "--no-cache",
+                *options,
+                str(root / flow),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        exits.append(proc.returncode)
+        reports.append(f"[{flow}] {proc.stdout}{proc.stderr}")
     runner = root / "build-x86" / RUNNER
     runner.parent.mkdir(parents=True, exist_ok=True)
     runner.write_text(
@@ -73,7 +93,7 @@ def prepare(root: Path) -> HarnessCopies:
     )
     runner.chmod(0o755)
     (root / "build-x86" / "lib").mkdir(exist_ok=True)
-    return HarnessCopies(root, proc.returncode, proc.stdout + proc.stderr)
+    return HarnessCopies(root, max(exits), "\n".join(reports))
 
 
 def run(
@@ -105,7 +125,7 @@ def run(
         str(copies.copies(flow)),
         "--results",
         str(results),
-        *(["--rewritten"] if flow == "rewritten" else []),
+        *(["--rewritten"] if REWRITES[flow] is not None else []),
         "--",
         *test_ids,
         "--soc_model",

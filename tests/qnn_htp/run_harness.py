@@ -2,9 +2,9 @@
 
     python tests/qnn_htp/run_harness.py [--repeat N] [--ids ID,...] [--folder DIR] [--json FILE]
 
-Each repeat prepares nothing new: the harness copies (original and ``qnn-migrate rewrite``
-output) are made once in ``--folder`` (a temporary folder by default); then per repeat the
-original and the rewritten harness run side by side, each in its own process with
+Each repeat prepares nothing new: the harness copies (the original and the ``qnn-migrate
+rewrite`` output of each flow, see harness.FLOWS) are made once in ``--folder`` (a temporary
+folder by default); then per repeat every flow runs, two side by side, each in its own process with
 ``--enable_x86_64`` on the real HTP simulator (tests/qnn_htp/harness.py). Prints a markdown
 table: per test, the status in each flow per repeat, subtests, and how often it failed.
 Exit status 1 if a test's outcomes differ between the flows in some repeat.
@@ -60,34 +60,30 @@ def main(argv: list[str]) -> int:
             }
         )
         print(f"repeat {r}: {runs[-1]['seconds']} s", file=sys.stderr, flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(runs, indent=1))
+        if args.json:  # after every repeat, so a long run that is stopped keeps what it measured
+            args.json.write_text(json.dumps(runs, indent=1))
 
     differ = False
-    print("| test | original | rewritten | subtests | failed (original / rewritten) |")
-    print("|---|---|---|---|---|")
+    flows = harness.FLOWS
+    print("| test | " + " | ".join(flows) + " | subtests | failed (" + " / ".join(flows) + ") |")
+    print("|---|" + "---|" * (len(flows) + 2))
     for test in ids:
-        cells = {}
-        fails = {}
-        for flow in harness.FLOWS:
-            statuses = [run[flow]["tests"].get(test, {}).get("status", "not run") for run in runs]
-            cells[flow] = " ".join(statuses)
-            fails[flow] = sum(s != "ok" for s in statuses)
-        differ |= any(
-            run["original"]["tests"].get(test, {}).get("status")
-            != run["rewritten"]["tests"].get(test, {}).get("status")
-            for run in runs
-        )
+        statuses = {
+            flow: [run[flow]["tests"].get(test, {}).get("status", "not run") for run in runs]
+            for flow in flows
+        }
+        differ |= any(len({statuses[flow][r] for flow in flows}) > 1 for r in range(len(runs)))
         subtests = runs[0]["original"]["tests"].get(test, {}).get("subtests", 0)
-        print(
-            f"| {test} | {cells['original']} | {cells['rewritten']} | {subtests} "
-            f"| {fails['original']}/{len(runs)} / {fails['rewritten']}/{len(runs)} |"
+        cells = " | ".join(" ".join(statuses[flow]) for flow in flows)
+        fails = " / ".join(
+            f"{sum(s != 'ok' for s in statuses[flow])}/{len(runs)}" for flow in flows
         )
+        print(f"| {test} | {cells} | {subtests} | {fails} |")
     for run in runs:
-        print(
-            f"\nrepeat {run['repeat']}: {run['seconds']} s; lowerings: original "
-            f"{run['original']['calls']}, rewritten {run['rewritten']['calls']}"
+        lowerings = ", ".join(
+            f"{flow} {dict(sorted(run[flow]['calls'].items()))}" for flow in flows
         )
+        print(f"\nrepeat {run['repeat']}: {run['seconds']} s; lowerings: {lowerings}")
     return 1 if differ else 0
 
 
