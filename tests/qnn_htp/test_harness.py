@@ -3,7 +3,7 @@
 The executorch 1.5.1 wheel's ``test_qnn_delegate.py`` and the harness modules that call the
 deprecated wrapper are copied, rewritten, and run with ``--enable_x86_64`` (real QNN compile,
 real HTP simulator; the native runner is QnnExecutorRunnerDouble). CI runs one test of each of
-the four classes of the seed's matrices (bot/matrices.toml) through both flows; the full 27 are
+the four classes of the seed's matrices (bot/matrices.toml) through every flow (harness.FLOWS); the full 27 are
 ``python tests/qnn_htp/run_harness.py`` (docs/qnn-htp.md has its table). Counters around the
 wrapper and the qnn_passes API prove which flow each run lowered through.
 """
@@ -53,15 +53,19 @@ def test_rewrite_leaves_no_call_of_the_wrapper_the_harness_uses(
     copies: harness.HarnessCopies,
 ) -> None:
     assert copies.rewrite_exit == 0, copies.rewrite_report
-    for name in ("utils.py", "export_utils.py"):
-        rewritten = (copies.copies("rewritten") / name).read_text()
-        assert f"{WRAPPER}(" not in rewritten, name
-        assert "qnn_transform_passes(" in rewritten, name
+    for flow in ("rewritten", "rewritten-qnn-export"):
+        for name in ("utils.py", "export_utils.py"):
+            rewritten = (copies.copies(flow) / name).read_text()
+            assert f"{WRAPPER}(" not in rewritten, (flow, name)
+            assert "qnn_transform_passes(" in rewritten, (flow, name)
+    # The canonical flow exports with torch.export.export itself; --flow qnn-export does not.
+    assert "torch.export.export(" in (copies.copies("rewritten") / "utils.py").read_text()
+    assert "qnn_export(" in (copies.copies("rewritten-qnn-export") / "utils.py").read_text()
     original = (copies.copies("original") / "utils.py").read_text()
     assert f"{WRAPPER}(" in original
 
 
-def test_sample_passes_the_same_in_both_flows(
+def test_sample_passes_the_same_in_every_flow(
     copies: harness.HarnessCopies, qnn_sdk: QnnSdk
 ) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -72,19 +76,23 @@ def test_sample_passes_the_same_in_both_flows(
                 strict=True,
             )
         )
-    original, rewritten = runs["original"], runs["rewritten"]
+    original = runs["original"]
     for flow, record in runs.items():
         assert sorted(record["tests"]) == sorted(SAMPLE), (flow, record["log"][-4000:])
         statuses = {t: r["status"] for t, r in record["tests"].items()}
         assert set(statuses.values()) == {"ok"}, (flow, statuses, record["log"][-4000:])
     for test, record in original["tests"].items():
-        assert rewritten["tests"][test]["subtests"] == record["subtests"], test
+        for flow in ("rewritten", "rewritten-qnn-export"):
+            assert runs[flow]["tests"][test]["subtests"] == record["subtests"], (flow, test)
     # Which flow lowered: every lowering of the original went through the wrapper, every one
-    # of the rewritten harness through qnn_passes, as many of them (the rewrite's canonical
-    # flow exports with torch.export.export itself, so qnn_export is not among the names).
+    # of each rewritten harness through qnn_passes, as many of them; qnn_export only in the
+    # qnn-export flow (the canonical one exports with torch.export.export itself).
     lowerings = original["calls"].get(WRAPPER, 0)
     assert lowerings >= len(SAMPLE)
     assert not any(original["calls"].get(name) for name in COUNTED_QNN_PASSES)
-    assert rewritten["calls"].get(WRAPPER, 0) == 0
-    for name in ("qnn_transform_passes", "qnn_partitioners", "qnn_manager_context"):
-        assert rewritten["calls"].get(name) == lowerings, (name, rewritten["calls"])
+    for flow, exports in (("rewritten", 0), ("rewritten-qnn-export", lowerings)):
+        calls = runs[flow]["calls"]
+        assert calls.get(WRAPPER, 0) == 0, (flow, calls)
+        assert calls.get("qnn_export", 0) == exports, (flow, calls)
+        for name in ("qnn_transform_passes", "qnn_partitioners", "qnn_manager_context"):
+            assert calls.get(name) == lowerings, (flow, name, calls)
