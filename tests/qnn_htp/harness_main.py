@@ -112,7 +112,7 @@ class RecordingResult(unittest.TextTestResult):
         record["subtests"] += 1
         if err is not None:
             record["failed_subtests"] += 1
-            failed = issubclass(err[0], self.failureException)
+            failed = issubclass(err[0], test.failureException)
             self._note(
                 test, "FAIL" if failed else "ERROR", f"{subtest}: {err[0].__name__}: {err[1]}"
             )
