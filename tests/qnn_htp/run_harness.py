@@ -6,14 +6,18 @@ Each repeat prepares nothing new: the harness copies (the original and the ``qnn
 rewrite`` output of each flow, see harness.FLOWS) are made once in ``--folder`` (a temporary
 folder by default); then per repeat every flow runs, two side by side, each in its own process with
 ``--enable_x86_64`` on the real HTP simulator (tests/qnn_htp/harness.py). Prints a markdown
-table: per test, the status in each flow per repeat, subtests, and how often it failed.
+table: per test, the status in each flow per repeat, subtests, and how often it failed; then
+each failure: which output elements missed the harness's check, by how many LSB.
 Exit status 1 if a test's outcomes differ between the flows in some repeat.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import itertools
 import json
+import re
 import sys
 import tempfile
 import time
@@ -26,6 +30,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from qnn_htp import harness
 from qnn_htp.sdk import ensure_sdk
 from qnn_htp.test_harness import seed_matrix_ids
+
+
+def _tensor(detail: str, label: str) -> list[float] | None:
+    """The values of the harness's ``ref_output:``/``model_output:`` tensor in a failure message."""
+    match = re.search(label + r":\s*tensor\((\[.*?\])\)", detail, re.S)
+    if match is None:
+        return None
+    flat: list[float] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, list):
+            for item in value:
+                walk(item)
+        else:
+            flat.append(float(value))
+
+    walk(ast.literal_eval(match.group(1)))
+    return flat
+
+
+def mismatch(detail: str) -> str:
+    """Which elements failed the harness's check (atol 0.1, rtol 1) and by how many LSB.
+
+    The LSB is the smallest gap between distinct reference values (a quantized output's scale).
+    """
+    ref, out = _tensor(detail, "ref_output"), _tensor(detail, "model_output")
+    if ref is None or out is None or len(ref) != len(out):
+        return detail.strip().splitlines()[0][:200] if detail.strip() else "no detail"
+    levels = sorted(set(ref))
+    lsb = min((b - a for a, b in itertools.pairwise(levels)), default=0.0)
+    bad = [(r, o) for r, o in zip(ref, out, strict=True) if abs(o - r) > 0.1 + abs(r)]
+    where = ", ".join(
+        f"reference {r:g}, output {o:g}" + (f" ({abs(o - r) / lsb:.1f} LSB)" if lsb else "")
+        for r, o in bad[:4]
+    )
+    return f"{len(bad)} of {len(ref)} elements off: {where}" + (f"; LSB {lsb:g}" if lsb else "")
 
 
 def main(argv: list[str]) -> int:
@@ -79,6 +119,19 @@ def main(argv: list[str]) -> int:
             f"{sum(s != 'ok' for s in statuses[flow])}/{len(runs)}" for flow in flows
         )
         print(f"| {test} | {cells} | {subtests} | {fails} |")
+    failures = [
+        (run["repeat"], flow, test, record)
+        for run in runs
+        for flow in flows
+        for test, record in run[flow]["tests"].items()
+        if record["status"] not in ("ok", "skipped")
+    ]
+    if failures:
+        print("\nfailures:")
+    for repeat, flow, test, record in failures:
+        print(
+            f"- repeat {repeat}, {flow}, {test}: {record['status']}: {mismatch(record['detail'])}"
+        )
     for run in runs:
         lowerings = ", ".join(
             f"{flow} {dict(sorted(run[flow]['calls'].items()))}" for flow in flows

@@ -48,3 +48,24 @@ def test_outcomes_subtests_and_messages_are_recorded() -> None:
     assert records["_Cases.test_raises"]["status"] == "ERROR"
     assert "KeyError" in str(records["_Cases.test_raises"]["detail"])
     assert records["_Cases.test_skipped"]["status"] == "skipped"
+
+
+def _detail(ref: str, out: str) -> str:
+    # The shape of the harness's assertion message (test_qnn_delegate.py's verify_output).
+    return (
+        "test_x (i=0): AssertionError: False is not true : ref_output:\n"
+        f"tensor({ref})\n\nmodel_output:\ntensor({out})"
+    )
+
+
+def test_a_failure_is_explained_by_the_elements_that_missed_and_their_lsb() -> None:
+    from qnn_htp.run_harness import mismatch
+
+    ref = "[[-1.7336,  0.0000,  0.8668],\n        [ 2.6004, -0.8668,  1.7336]]"
+    off = "[[-1.7336,  0.8668,  0.8668],\n        [ 2.6004, -0.8668,  1.7336]]"
+    assert mismatch(_detail(ref, off)) == (
+        "1 of 6 elements off: reference 0, output 0.8668 (1.0 LSB); LSB 0.8668"
+    )
+    # Control: outputs equal to the reference have no element off.
+    assert mismatch(_detail(ref, ref)).startswith("0 of 6 elements off")
+    assert mismatch("KeyError: 'x'") == "KeyError: 'x'"
