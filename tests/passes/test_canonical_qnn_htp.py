@@ -12,8 +12,6 @@ which an all-zero output fails (the tier's controls are in tests/qnn_htp/test_in
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from qnn_htp.conftest import qnn, qnn_sdk  # noqa: F401 - the tier's fixtures
 from qnn_htp.fresh import FreshProcessError, FreshRunner
@@ -38,71 +36,6 @@ PROBE_FAILS_ONLY_DEPRECATED = {
 }
 
 
-def canonical(
-    model: Any,
-    inputs: Any,
-    specs: Any,
-    *,
-    dynamic_shapes: Any = None,
-    convert_linear_to_conv2d: bool = False,
-    skip_node_id_set: set[str] | None = None,
-    skip_node_op_set: set[str] | None = None,
-    skip_mutable_buffer: bool = False,
-    constant_methods: dict[str, Any] | None = None,
-) -> Any:
-    """The canonical flow, with the wrapper's strict export; a dict of models is a dict of methods."""
-    import torch
-    from executorch.exir import to_edge_transform_and_lower
-
-    from qnn_passes import (
-        qnn_compile_config,
-        qnn_manager_context,
-        qnn_partitioners,
-        qnn_transform_passes,
-    )
-
-    modules = model if isinstance(model, dict) else {"forward": model}
-    args = inputs if isinstance(model, dict) else {"forward": inputs}
-    shapes = (
-        dynamic_shapes
-        if isinstance(dynamic_shapes, dict) and set(dynamic_shapes) == set(modules)
-        else dict.fromkeys(modules, dynamic_shapes)
-    )
-    exported = {
-        name: torch.export.export(m, args[name], dynamic_shapes=shapes[name], strict=True)
-        for name, m in modules.items()
-    }
-    ep: Any = exported if isinstance(model, dict) else exported["forward"]
-    with qnn_manager_context(specs, ep):
-        return to_edge_transform_and_lower(
-            ep,
-            transform_passes=qnn_transform_passes(
-                ep,
-                specs,
-                skip_node_id_set=skip_node_id_set,
-                skip_node_op_set=skip_node_op_set,
-                convert_linear_to_conv2d=convert_linear_to_conv2d,
-            ),
-            partitioner=qnn_partitioners(
-                ep,
-                specs,
-                skip_node_id_set=skip_node_id_set,
-                skip_node_op_set=skip_node_op_set,
-                skip_mutable_buffer=skip_mutable_buffer,
-            ),
-            constant_methods=constant_methods,
-            compile_config=qnn_compile_config(),
-        )
-
-
-def lower_canonical(spec: LoweringSpec) -> Lowered:
-    """The tier's ``lower`` with the canonical flow registered (in this fresh child only)."""
-    from qnn_htp import flows
-
-    flows.FLOWS.setdefault("canonical", canonical)
-    return lower(spec)
-
-
 def probe_subject(name: str) -> Subject:
     from passes.probes import BY_NAME
 
@@ -119,7 +52,7 @@ def both(runner: FreshRunner, build: str, name: str) -> dict[str, Lowered | Fres
         results: dict[str, Lowered | FreshProcessError] = {}
         for flow in ("deprecated", "canonical"):
             try:
-                results[flow] = runner.run(lower_canonical, LoweringSpec(build, (name,), flow))
+                results[flow] = runner.run(lower, LoweringSpec(build, (name,), flow))
             except FreshProcessError as err:
                 results[flow] = err
         _CACHE[key] = results
