@@ -38,6 +38,41 @@ def deprecated(
     )
 
 
+def _lower_exported(
+    programs: Any,
+    specs: Any,
+    *,
+    convert_linear_to_conv2d: bool,
+    skip_node_id_set: set[str] | None,
+    skip_node_op_set: set[str] | None,
+    skip_mutable_buffer: bool,
+    constant_methods: dict[str, Any] | None,
+) -> Any:
+    """Exported program(s) -> ``to_edge_transform_and_lower`` with qnn_passes, as the README shows."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    from qnn_passes import (
+        qnn_compile_config,
+        qnn_manager_context,
+        qnn_partitioners,
+        qnn_transform_passes,
+    )
+
+    skips = {"skip_node_id_set": skip_node_id_set, "skip_node_op_set": skip_node_op_set}
+    with qnn_manager_context(specs, programs):
+        return to_edge_transform_and_lower(
+            programs,
+            transform_passes=qnn_transform_passes(
+                programs, specs, convert_linear_to_conv2d=convert_linear_to_conv2d, **skips
+            ),
+            partitioner=qnn_partitioners(
+                programs, specs, skip_mutable_buffer=skip_mutable_buffer, **skips
+            ),
+            constant_methods=constant_methods,
+            compile_config=qnn_compile_config(),
+        )
+
+
 def migrated(
     model: Any,
     inputs: Any,
@@ -50,39 +85,18 @@ def migrated(
     skip_mutable_buffer: bool = False,
     constant_methods: dict[str, Any] | None = None,
 ) -> Any:
-    from executorch.exir import to_edge_transform_and_lower
+    """``qnn_passes.qnn_export`` (strict export + ExecuTorch's export-stage passes), then to-edge."""
+    from qnn_passes import qnn_export
 
-    from qnn_passes import (
-        qnn_compile_config,
-        qnn_export,
-        qnn_manager_context,
-        qnn_partitioners,
-        qnn_transform_passes,
-    )
-
-    programs = qnn_export(model, inputs, dynamic_shapes, compiler_specs=specs)
-    transform = qnn_transform_passes(
-        programs,
+    return _lower_exported(
+        qnn_export(model, inputs, dynamic_shapes, compiler_specs=specs),
         specs,
-        skip_node_id_set=skip_node_id_set,
-        skip_node_op_set=skip_node_op_set,
         convert_linear_to_conv2d=convert_linear_to_conv2d,
-    )
-    partitioners = qnn_partitioners(
-        programs,
-        specs,
         skip_node_id_set=skip_node_id_set,
         skip_node_op_set=skip_node_op_set,
         skip_mutable_buffer=skip_mutable_buffer,
+        constant_methods=constant_methods,
     )
-    with qnn_manager_context(specs, programs):
-        return to_edge_transform_and_lower(
-            programs,
-            transform_passes=transform,
-            partitioner=partitioners,
-            constant_methods=constant_methods,
-            compile_config=qnn_compile_config(),
-        )
 
 
 def canonical(
@@ -100,14 +114,6 @@ def canonical(
     """What ``qnn-migrate rewrite`` writes by default: the user's own ``torch.export.export``."""
     import torch
     from executorch.backends.qualcomm.utils.qnn_sdk_setup import setup_qnn_sdk
-    from executorch.exir import to_edge_transform_and_lower
-
-    from qnn_passes import (
-        qnn_compile_config,
-        qnn_manager_context,
-        qnn_partitioners,
-        qnn_transform_passes,
-    )
 
     setup_qnn_sdk()
     if isinstance(model, dict):
@@ -118,26 +124,15 @@ def canonical(
         }
     else:
         programs = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=True)
-    with qnn_manager_context(specs, programs):
-        return to_edge_transform_and_lower(
-            programs,
-            transform_passes=qnn_transform_passes(
-                programs,
-                specs,
-                skip_node_id_set=skip_node_id_set,
-                skip_node_op_set=skip_node_op_set,
-                convert_linear_to_conv2d=convert_linear_to_conv2d,
-            ),
-            partitioner=qnn_partitioners(
-                programs,
-                specs,
-                skip_node_id_set=skip_node_id_set,
-                skip_node_op_set=skip_node_op_set,
-                skip_mutable_buffer=skip_mutable_buffer,
-            ),
-            constant_methods=constant_methods,
-            compile_config=qnn_compile_config(),
-        )
+    return _lower_exported(
+        programs,
+        specs,
+        convert_linear_to_conv2d=convert_linear_to_conv2d,
+        skip_node_id_set=skip_node_id_set,
+        skip_node_op_set=skip_node_op_set,
+        skip_mutable_buffer=skip_mutable_buffer,
+        constant_methods=constant_methods,
+    )
 
 
 FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated, "canonical": canonical}
