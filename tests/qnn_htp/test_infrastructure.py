@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 from qnn_htp import abi, probes
-from qnn_htp.compare import check_close, mask_signatures, signatures
+from qnn_htp.compare import (
+    check_close,
+    differ_in_one_window,
+    differing_span,
+    mask_signatures,
+    signatures,
+)
 from qnn_htp.fresh import FreshRunner
 from qnn_htp.lowering import LoweringSpec, lower
+from qnn_htp.pairs import assert_payloads_differ_in_one_window
 from qnn_htp.sdk import HOST_LIBS, QnnSdk
 
 pytestmark = pytest.mark.qnn_htp
@@ -72,6 +79,20 @@ def test_masking_keeps_everything_but_the_signature() -> None:
     assert mask_signatures(stray) == stray
 
 
+def test_differing_span_bounds_the_bytes_that_differ() -> None:
+    base = bytes(range(256)) * 8
+    assert differing_span(base, base) is None
+    changed = bytearray(base)
+    changed[100] ^= 1
+    changed[900] ^= 1
+    assert differing_span(base, bytes(changed)) == (100, 901)
+    assert differ_in_one_window(base, bytes(changed), 801)
+    assert not differ_in_one_window(base, bytes(changed), 800)
+    # A length change is never inside a window, however small the change.
+    assert differing_span(base, base + b"x") == (len(base), len(base) + 1)
+    assert not differ_in_one_window(base, base + b"x", 4096)
+
+
 def test_numeric_check_rejects_zeros_and_noise() -> None:
     rng = np.random.default_rng(0)
     reference = rng.standard_normal((4, 16)).astype(np.float32)
@@ -101,6 +122,9 @@ def test_masked_comparison_tells_linear_to_conv2d_apart(qnn: FreshRunner) -> Non
         ],
     )
     assert mask_signatures(plain.payloads[0]) != mask_signatures(converted.payloads[0])
+    # Nor does the looser check of the subjects whose context binary varies by a few bytes.
+    with pytest.raises(AssertionError, match="differing over"):
+        assert_payloads_differ_in_one_window(plain, converted)
     assert plain.delegates == converted.delegates == {"forward": 1}
     for result in (plain, converted):
         check_close(

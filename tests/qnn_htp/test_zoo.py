@@ -17,6 +17,7 @@ from qnn_htp.fresh import FreshRunner
 from qnn_htp.pairs import (
     assert_matches_reference,
     assert_outputs_within_lsb,
+    assert_payloads_differ_in_one_window,
     assert_same_structure,
     lower_both,
     payloads_identical,
@@ -65,18 +66,17 @@ PAYLOAD_DIFFERS = {
     ),
     "linear_to_conv2d_shared_weight-8a8w": "as linear_to_conv2d_shared_weight, quantized",
     "linear_to_conv2d_shared_weight-16a4w": "as linear_to_conv2d_shared_weight, quantized",
+}
+# Subjects whose context binary varies between fresh lowerings through one flow: a few dozen
+# bytes in one region (zero after a clean start, leftovers otherwise, as if QNN wrote memory it
+# never set). The two flows differ in that region only, and sometimes not at all, so the payloads
+# must differ only inside one window (pairs.VARYING_WINDOW) and outputs agree within 1 LSB.
+COMPILE_NOT_DETERMINISTIC = {
     **{
-        f"{name}-16a4w_block": (
-            "QNN 2.51's compile of block-wise 4-bit weights is not deterministic: two fresh "
-            "lowerings through the same (deprecated) flow differ in the same region of the "
-            "context binary as the two flows do"
-        )
+        f"{name}-16a4w_block": "QNN 2.51's compile of block-wise 4-bit weights"
         for name in ("linear_3d", "linear_to_conv2d_3d")
     },
-    "conv1d_groups_dilation_stride": (
-        "QNN 2.51's compile of this grouped, dilated, strided conv is not deterministic: fresh "
-        "lowerings through the same flow differ in the same region of the context binary"
-    ),
+    "conv1d_groups_dilation_stride": "QNN 2.51's compile of this grouped, dilated, strided conv",
 }
 # Outputs that do not match eager in either flow (payloads byte-identical between flows).
 NUMERICS_WRONG_IN_BOTH = {
@@ -152,6 +152,9 @@ def test_flows_give_the_same_delegates(qnn: FreshRunner, args: tuple[str, ...]) 
         assert not payloads_identical(old, new), (
             f"{name} now byte-matches: drop it from PAYLOAD_DIFFERS"
         )
+        assert_outputs_within_lsb(old, new)
+    elif name in COMPILE_NOT_DETERMINISTIC:
+        assert_payloads_differ_in_one_window(old, new)
         assert_outputs_within_lsb(old, new)
     else:
         assert payloads_identical(old, new)
