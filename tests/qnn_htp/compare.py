@@ -43,25 +43,17 @@ def signatures(data: bytes) -> list[int]:
     return found
 
 
-def differing_span(a: bytes, b: bytes) -> tuple[int, int] | None:
-    """The span ``(first, end)`` of the bytes where ``a`` and ``b`` differ, ``None`` if equal.
-
-    Unequal lengths span everything from the first difference to the longer one's end.
-    """
-    if a == b:
-        return None
+def bytes_differing(a: bytes, b: bytes) -> int:
+    """How many bytes of ``a`` and ``b`` differ, position by position, plus their length difference."""
     shorter = min(len(a), len(b))
-    first = next((i for i in range(shorter) if a[i] != b[i]), shorter)
-    if len(a) != len(b):
-        return first, max(len(a), len(b))
-    end = next(i for i in range(len(a), 0, -1) if a[i - 1] != b[i - 1])
-    return first, end
+    x = np.frombuffer(a, dtype=np.uint8, count=shorter)
+    y = np.frombuffer(b, dtype=np.uint8, count=shorter)
+    return int(np.count_nonzero(x != y)) + abs(len(a) - len(b))
 
 
-def differ_in_one_window(a: bytes, b: bytes, max_span: int) -> bool:
-    """Whether ``a`` and ``b`` have one length and differ only inside ``max_span`` bytes."""
-    span = differing_span(a, b)
-    return len(a) == len(b) and (span is None or span[1] - span[0] <= max_span)
+def nearly_equal(a: bytes, b: bytes, max_bytes: int) -> bool:
+    """Whether ``a`` and ``b`` have one length and differ in at most ``max_bytes`` bytes."""
+    return len(a) == len(b) and bytes_differing(a, b) <= max_bytes
 
 
 def snr_db(actual: np.ndarray, reference: np.ndarray) -> float:

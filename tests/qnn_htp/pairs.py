@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from qnn_htp.compare import (
+    bytes_differing,
     check_close,
-    differ_in_one_window,
-    differing_span,
     fp16_lsb,
     mask_signatures,
+    nearly_equal,
     same_structure,
     within_lsb,
 )
@@ -67,20 +67,20 @@ def payloads_identical(a: Lowered, b: Lowered) -> bool:
     return [mask_signatures(p) for p in a.payloads] == [mask_signatures(p) for p in b.payloads]
 
 
-# How far apart the bytes that vary between fresh lowerings of one subject through one flow lie
-# (measured: at most 1,434 bytes apart, in payloads of 49-53 KiB).
-VARYING_WINDOW = 2048
+# How many bytes may vary between fresh lowerings of one subject through one flow. Measured over
+# 20 fresh lowerings (10 per flow) of each subject of test_zoo.COMPILE_NOT_DETERMINISTIC: the
+# positions that ever varied number 112, 252 and 128, of payloads of 49-53 KiB; two lowerings
+# differed in at most 235. The control (linear lowered as conv2d or not) differs in 1,431.
+VARYING_BYTES = 512
 
 
-def assert_payloads_differ_in_one_window(
-    a: Lowered, b: Lowered, max_span: int = VARYING_WINDOW
-) -> None:
-    """The masked payloads have one length each and differ at most inside one ``max_span`` window."""
+def assert_payloads_nearly_equal(a: Lowered, b: Lowered, max_bytes: int = VARYING_BYTES) -> None:
+    """The masked payloads have one length each and differ in at most ``max_bytes`` bytes."""
     assert len(a.payloads) == len(b.payloads)
     for i, (x, y) in enumerate(zip(a.payloads, b.payloads, strict=True)):
         x, y = mask_signatures(x), mask_signatures(y)
-        assert differ_in_one_window(x, y, max_span), (
-            f"payload {i}: {len(x)} vs {len(y)} bytes, differing over {differing_span(x, y)}"
+        assert nearly_equal(x, y, max_bytes), (
+            f"payload {i}: {len(x)} vs {len(y)} bytes, {bytes_differing(x, y)} of them differ"
         )
 
 

@@ -7,15 +7,15 @@ import pytest
 
 from qnn_htp import abi, probes
 from qnn_htp.compare import (
+    bytes_differing,
     check_close,
-    differ_in_one_window,
-    differing_span,
     mask_signatures,
+    nearly_equal,
     signatures,
 )
 from qnn_htp.fresh import FreshRunner
 from qnn_htp.lowering import LoweringSpec, lower
-from qnn_htp.pairs import assert_payloads_differ_in_one_window
+from qnn_htp.pairs import assert_payloads_nearly_equal
 from qnn_htp.sdk import HOST_LIBS, QnnSdk
 
 pytestmark = pytest.mark.qnn_htp
@@ -79,18 +79,18 @@ def test_masking_keeps_everything_but_the_signature() -> None:
     assert mask_signatures(stray) == stray
 
 
-def test_differing_span_bounds_the_bytes_that_differ() -> None:
+def test_bytes_differing_counts_positions_and_length() -> None:
     base = bytes(range(256)) * 8
-    assert differing_span(base, base) is None
+    assert bytes_differing(base, base) == 0
     changed = bytearray(base)
     changed[100] ^= 1
     changed[900] ^= 1
-    assert differing_span(base, bytes(changed)) == (100, 901)
-    assert differ_in_one_window(base, bytes(changed), 801)
-    assert not differ_in_one_window(base, bytes(changed), 800)
-    # A length change is never inside a window, however small the change.
-    assert differing_span(base, base + b"x") == (len(base), len(base) + 1)
-    assert not differ_in_one_window(base, base + b"x", 4096)
+    assert bytes_differing(base, bytes(changed)) == 2
+    assert nearly_equal(base, bytes(changed), 2)
+    assert not nearly_equal(base, bytes(changed), 1)
+    # A length change is never nearly equal, however small.
+    assert bytes_differing(base, base + b"x") == 1
+    assert not nearly_equal(base, base + b"x", 4096)
 
 
 def test_numeric_check_rejects_zeros_and_noise() -> None:
@@ -123,8 +123,8 @@ def test_masked_comparison_tells_linear_to_conv2d_apart(qnn: FreshRunner) -> Non
     )
     assert mask_signatures(plain.payloads[0]) != mask_signatures(converted.payloads[0])
     # Nor does the looser check of the subjects whose context binary varies by a few bytes.
-    with pytest.raises(AssertionError, match="differing over"):
-        assert_payloads_differ_in_one_window(plain, converted)
+    with pytest.raises(AssertionError, match="of them differ"):
+        assert_payloads_nearly_equal(plain, converted)
     assert plain.delegates == converted.delegates == {"forward": 1}
     for result in (plain, converted):
         check_close(
