@@ -74,7 +74,7 @@ def _static_fake(
     return copy, fake_mode.from_tensor(copy, static_shapes=True)
 
 
-def _repropagate_stray_symbols(gm: torch.fx.GraphModule, fake_mode: FakeTensorMode) -> bool:
+def _repropagate_stray_symbols(gm: torch.fx.GraphModule, fake_mode: FakeTensorMode) -> None:
     """Recompute every ``val`` from the placeholders' when a node has a symbol no input has.
 
     The inputs' symbols (a user's dynamic shapes) are kept; a symbol that appears only
@@ -82,17 +82,16 @@ def _repropagate_stray_symbols(gm: torch.fx.GraphModule, fake_mode: FakeTensorMo
     """
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if not all("val" in n.meta for n in placeholders):
-        return False
+        return
     known = set().union(*(free_symbols(n.meta["val"]) for n in placeholders))
     stray = any(
         free_symbols(n.meta.get("val")) - known for n in gm.graph.nodes if n.op == "call_function"
     )
     if not stray:
-        return False
+        return
     FakeTensorProp(gm, fake_mode).propagate_dont_convert_inputs(
         *(n.meta["val"] for n in placeholders)
     )
-    return True
 
 
 class LiftQnnConstants(ExportedProgramPassBase):

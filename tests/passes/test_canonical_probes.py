@@ -184,7 +184,7 @@ def test_the_stray_symbol_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> Non
     # Control: without LiftQnnConstants' re-propagation, pdist's Gathers have such a size.
     from qnn_passes import lift_qnn_constants
 
-    monkeypatch.setattr(lift_qnn_constants, "_repropagate_stray_symbols", lambda gm, mode: False)
+    monkeypatch.setattr(lift_qnn_constants, "_repropagate_stray_symbols", lambda gm, mode: None)
     canonical_flow.cache_clear()
     try:
         program = canonical_flow("pdist")

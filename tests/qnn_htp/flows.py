@@ -42,13 +42,16 @@ def _lower_exported(
     programs: Any,
     specs: Any,
     *,
-    convert_linear_to_conv2d: bool,
-    skip_node_id_set: set[str] | None,
-    skip_node_op_set: set[str] | None,
-    skip_mutable_buffer: bool,
-    constant_methods: dict[str, Any] | None,
+    convert_linear_to_conv2d: bool = False,
+    skip_node_id_set: set[str] | None = None,
+    skip_node_op_set: set[str] | None = None,
+    skip_mutable_buffer: bool = False,
+    constant_methods: dict[str, Any] | None = None,
 ) -> Any:
-    """Exported program(s) -> ``to_edge_transform_and_lower`` with qnn_passes, as the README shows."""
+    """Exported program(s) -> ``to_edge_transform_and_lower`` with qnn_passes, as the README shows.
+
+    ``migrated`` and ``canonical`` differ only in how they export; their other options land here.
+    """
     from executorch.exir import to_edge_transform_and_lower
 
     from qnn_passes import (
@@ -79,11 +82,7 @@ def migrated(
     specs: Any,
     *,
     dynamic_shapes: Any = None,
-    convert_linear_to_conv2d: bool = False,
-    skip_node_id_set: set[str] | None = None,
-    skip_node_op_set: set[str] | None = None,
-    skip_mutable_buffer: bool = False,
-    constant_methods: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Any:
     """``qnn_passes.qnn_export`` (strict export + ExecuTorch's export-stage passes), then to-edge."""
     from qnn_passes import qnn_export
@@ -91,11 +90,7 @@ def migrated(
     return _lower_exported(
         qnn_export(model, inputs, dynamic_shapes, compiler_specs=specs),
         specs,
-        convert_linear_to_conv2d=convert_linear_to_conv2d,
-        skip_node_id_set=skip_node_id_set,
-        skip_node_op_set=skip_node_op_set,
-        skip_mutable_buffer=skip_mutable_buffer,
-        constant_methods=constant_methods,
+        **options,
     )
 
 
@@ -105,11 +100,7 @@ def canonical(
     specs: Any,
     *,
     dynamic_shapes: Any = None,
-    convert_linear_to_conv2d: bool = False,
-    skip_node_id_set: set[str] | None = None,
-    skip_node_op_set: set[str] | None = None,
-    skip_mutable_buffer: bool = False,
-    constant_methods: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Any:
     """What ``qnn-migrate rewrite`` writes by default: the user's own ``torch.export.export``."""
     import torch
@@ -127,11 +118,7 @@ def canonical(
     return _lower_exported(
         programs,
         specs,
-        convert_linear_to_conv2d=convert_linear_to_conv2d,
-        skip_node_id_set=skip_node_id_set,
-        skip_node_op_set=skip_node_op_set,
-        skip_mutable_buffer=skip_mutable_buffer,
-        constant_methods=constant_methods,
+        **options,
     )
 
 

@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from qnn_htp import harness
@@ -37,17 +39,7 @@ def _tensor(detail: str, label: str) -> list[float] | None:
     match = re.search(label + r":\s*tensor\((\[.*?\])\)", detail, re.S)
     if match is None:
         return None
-    flat: list[float] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, list):
-            for item in value:
-                walk(item)
-        else:
-            flat.append(float(value))
-
-    walk(ast.literal_eval(match.group(1)))
-    return flat
+    return np.asarray(ast.literal_eval(match.group(1)), dtype=float).ravel().tolist()
 
 
 def mismatch(detail: str) -> str:
