@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +60,8 @@ def test_ruff_format_is_clean() -> None:
 
 def test_mypy_is_clean() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir=/dev/null"],
+        # mypy's own cache (.mypy_cache, ignored by git): a rerun reads only what changed.
+        [sys.executable, "-m", "mypy", f"--cache-dir={ROOT / '.mypy_cache'}"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -123,36 +124,115 @@ def test_a_bot_command_without_the_bot_extra_says_which_extra_to_install() -> No
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.xdist_group("packaging")
-def test_pip_install_adds_exactly_two_import_names(tmp_path: Path) -> None:
-    """A plain install puts qnn_migrate and qnn_passes (plus metadata and the script) only.
-
-    Built offline from a copy of the sources (no build isolation, no dependencies): a few
-    seconds; the subprocess timeout only guards against a hang.
-    """
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    for name in ("qnn_migrate", "bot", "codemods", "qnn_passes"):
-        shutil.copytree(
-            ROOT / name,
-            src / name,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
-    target = tmp_path / "site"
+def _build_wheel(source: Path, out: Path) -> Path:
+    """Build qnn-migrate's wheel from ``source`` offline (no build isolation, no dependencies)."""
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"),
-            *("--no-build-isolation", "--no-compile", "--no-index", "--target", str(target)),
-            str(src),
+            *(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"),
+            *("--no-build-isolation", "--no-index", "--wheel-dir", str(out), str(source)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,  # guards against a hang only: a build takes seconds
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = out.glob("qnn_migrate-*.whl")
+    return wheel
+
+
+def _install_wheel(wheel: Path, target: Path) -> None:
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile"),
+            *("--no-index", "--target", str(target), str(wheel)),
         ],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _modules(root: Path) -> set[str]:
+    """Every module file under qnn_migrate/ and qnn_passes/, relative to ``root``."""
+    return {
+        p.relative_to(root).as_posix()
+        for package in ("qnn_migrate", "qnn_passes")
+        for p in (root / package).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix in {".py", ".toml", ".json"}
+    }
+
+
+@pytest.mark.xdist_group("packaging")
+def test_a_clone_without_symlinks_builds_a_complete_wheel_that_rewrites(tmp_path: Path) -> None:
+    """Git for Windows' default (core.symlinks=false): the wheel still has every module.
+
+    The clone is of the committed tree (HEAD), as pip and pre-commit clone it. Then the wheel's
+    own ``qnn-migrate rewrite`` runs, and the clone's rewrite tests pass against that wheel.
+    """
+    clone = tmp_path / "clone"
+    proc = subprocess.run(
+        ["git", "-c", "core.symlinks=false", "clone", "--quiet", str(ROOT), str(clone)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The top-level links came out as plain files: this is the case under test.
+    assert (clone / "bot").is_file() and not (clone / "bot").is_symlink()
+    target = tmp_path / "site"
+    _install_wheel(_build_wheel(clone, tmp_path / "dist"), target)
+    assert _modules(target) == _modules(clone), "the wheel lacks modules of the clone"
+    assert (target / "qnn_migrate" / "bot" / "matrices.toml").is_file()
+
+    example = tmp_path / "example.py"
+    example.write_text(
+        "from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn\n"
+        "edge = to_edge_transform_and_lower_to_qnn(model, (x,), specs)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    run = subprocess.run(
+        [sys.executable, "-m", "qnn_migrate", "rewrite", str(example)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "to_edge_transform_and_lower(" in example.read_text(encoding="utf-8")
+    where = subprocess.run(
+        [sys.executable, "-c", "import qnn_migrate.codemods as m; print(m.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert where.stdout.startswith(str(target)), where.stdout + where.stderr
+
+    # The clone's golden rewrite tests, importing qnn_migrate from the wheel (pytest puts
+    # tests/, not the clone, on sys.path).
+    golden = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"),
+            *("-m", "not passes", "-k", "golden", "tests/codemods"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONSAFEPATH": "1"},
+        cwd=clone,
+        timeout=600,
+    )
+    assert golden.returncode == 0, golden.stdout[-3000:] + golden.stderr[-3000:]
+    assert " passed" in golden.stdout
+
+
+@pytest.mark.xdist_group("packaging")
+def test_pip_install_adds_exactly_two_import_names(tmp_path: Path) -> None:
+    """A plain install puts qnn_migrate and qnn_passes (plus metadata and the script) only."""
+    target = tmp_path / "site"
+    _install_wheel(_build_wheel(ROOT, tmp_path / "dist"), target)
     names = {p.name for p in target.iterdir()}
     dist_info = {n for n in names if n.endswith(".dist-info")}
     assert len(dist_info) == 1 and next(iter(dist_info)).startswith("qnn_migrate-")
@@ -162,3 +242,12 @@ def test_pip_install_adds_exactly_two_import_names(tmp_path: Path) -> None:
     assert (installed / "bot" / "matrices.toml").is_file()
     assert (installed / "bot" / "artifacts.py").is_file()
     assert not (installed / "bot").is_symlink()
+
+
+def test_the_top_level_part_folders_are_only_links_into_qnn_migrate() -> None:
+    """``bot`` and ``codemods`` at the top are relative links for readers, never real code."""
+    for name in ("bot", "codemods"):
+        link = ROOT / name
+        # A checkout without symlink support (core.symlinks=false) has the link's text instead.
+        target = os.readlink(link) if link.is_symlink() else link.read_text(encoding="utf-8")
+        assert target == f"qnn_migrate/{name}", f"{name} must be a link into qnn_migrate/"

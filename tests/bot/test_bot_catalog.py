@@ -78,7 +78,7 @@ def test_registry_records_its_source(catalog: Catalog) -> None:
 
 def test_registry_file_is_what_the_installed_executorch_generates(catalog: Catalog) -> None:
     regenerated = extract(DELEGATE.read_text("utf-8"), version="1.5.1")
-    on_disk = (ROOT / "bot" / "data" / "test_registry.json").read_text("utf-8")
+    on_disk = (ROOT / "qnn_migrate" / "bot" / "data" / "test_registry.json").read_text("utf-8")
     assert regenerated.to_json() == on_disk, "run `qnn-migrate matrix registry --from ...`"
 
 

@@ -91,7 +91,7 @@ def test_targets_come_from_the_data_and_each_has_code() -> None:
 
 
 def test_a_target_must_name_every_parameter_once() -> None:
-    text = (ROOT / "codemods" / "data" / "deprecations.toml").read_text()
+    text = (ROOT / "qnn_migrate" / "codemods" / "data" / "deprecations.toml").read_text()
     broken = text.replace(
         '    "generate_etrecord",\n]\n\n[[deprecation.target]]', "]\n\n[[deprecation.target]]"
     )

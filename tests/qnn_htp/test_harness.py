@@ -22,7 +22,7 @@ from qnn_htp.harness_main import COUNTED_QNN_PASSES, WRAPPER
 from qnn_htp.sdk import QnnSdk
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
-MATRICES = Path(__file__).resolve().parents[2] / "bot" / "matrices.toml"
+MATRICES = Path(__file__).resolve().parents[2] / "qnn_migrate" / "bot" / "matrices.toml"
 # One test per class; the known intermittent test (see docs/qnn-htp.md) is not among them.
 SAMPLE = [
     "TestQNNFloatingPointOperator.test_qnn_backend_conv1d",
