@@ -126,15 +126,20 @@ def test_the_install_step_refuses_a_version_that_is_not_one(tmp_path: Path) -> N
     env = {
         **os.environ,
         "PYTHON": "/nonexistent/python",  # never reached: the input is refused first
-        "VERSION": "0.1.0 --index-url http://evil.example",
+        "VERSION": "v0.1.0 --index-url http://evil.example",
         "GITHUB_OUTPUT": str(output),
         "RUNNER_TEMP": str(tmp_path),
         "GITHUB_ACTION_PATH": str(ROOT),
+        "GITHUB_ACTION_REPOSITORY": "owner/qnn-migrate",
     }
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stdout.startswith("::error title=qnn-migrate action::the version input is not")
     assert "evil" not in proc.stdout and not output.exists()
-    env["VERSION"] = "0.1.0"  # the control: a version passes the check and reaches Python
+    env["VERSION"] = "0.1.0"  # not a ref: there is no package index to take a version from
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
-    assert proc.returncode != 0 and "/nonexistent/python" in proc.stderr
+    assert proc.returncode == 2 and "neither a 40-hex commit SHA nor a release tag" in proc.stdout
+    for ref in ("v0.1.0", "0" * 40):  # the controls: a tag or a commit passes and reaches Python
+        env["VERSION"] = ref
+        proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+        assert proc.returncode != 0 and "/nonexistent/python" in proc.stderr
