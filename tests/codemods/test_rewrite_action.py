@@ -134,7 +134,7 @@ def test_the_install_step_refuses_a_version_that_is_not_one(tmp_path: Path) -> N
     }
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stdout.startswith("::error title=qnn-migrate action::the version input is not")
+    assert proc.stdout.startswith("::error title=qnn-migrate action::the version input is neither")
     assert "evil" not in proc.stdout and not output.exists()
     env["VERSION"] = "0.1.0"  # not a ref: there is no package index to take a version from
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
