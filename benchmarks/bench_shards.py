@@ -49,7 +49,9 @@ CLASS_SCALE_S = {  # median seconds per test of each class
 
 
 def registry_ids() -> list[str]:
-    doc = json.loads((ROOT / "qnn_migrate" / "bot" / "data" / "test_registry.json").read_text("utf-8"))
+    doc = json.loads(
+        (ROOT / "qnn_migrate" / "bot" / "data" / "test_registry.json").read_text("utf-8")
+    )
     return [f"{cls}.{m}" for cls, methods in doc["classes"].items() for m in methods]
 
 

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from _pytest.mark.expression import Expression
 
 TESTS = Path(__file__).resolve().parent
