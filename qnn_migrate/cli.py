@@ -1,12 +1,15 @@
 """The ``qnn-migrate`` console command: one click group over the project's parts.
 
 Subcommands are imported only when they run, so ``qnn-migrate rewrite`` never pays for
-the bot's imports and nothing here imports torch.
+the bot's imports and nothing here imports torch. A part's command tree imports no extra:
+every ``--help`` works on the core install, and a command that needs an extra that is not
+installed says, when it runs, which extra and how to install it (``EXTRA_MISSING``).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import click
@@ -23,7 +26,13 @@ class Part:
     needs: tuple[str, ...] = ()  # top-level modules that extra installs
 
 
-BOT_EXTRA = ("bot", ("github", "defusedxml", "markdown_it"))
+# qnn-migrate is installed from its repository (a clone or a git URL), never from an index,
+# so this is the one text that says how to add an extra; `qnn-migrate passes` uses it too.
+EXTRA_MISSING = (
+    "qnn-migrate {command} needs the [{extra}] extra ({missing} is not installed). "
+    "From a clone of qnn-migrate: pip install -e '.[{extra}]'; from its repository: "
+    'pip install "qnn-migrate[{extra}] @ git+https://github.com/<owner>/qnn-migrate@<sha>"'
+)
 
 # Each part of the project owns its own entry here; keep them sorted by name.
 COMMANDS: dict[str, Part] = {
@@ -31,13 +40,13 @@ COMMANDS: dict[str, Part] = {
         "qnn_migrate.bot.cli.main",
         "bot",
         "PR-comment commands and device runs of the QNN test matrices.",
-        *BOT_EXTRA,
+        "bot",
+        ("github", "defusedxml", "markdown_it"),
     ),
     "matrix": Part(
-        "qnn_migrate.bot.cli.main",
+        "qnn_migrate.bot.cli.matrix",
         "matrix",
         "List and show the QNN test matrices, SoCs and backends.",
-        *BOT_EXTRA,
     ),
     "passes": Part(
         "qnn_passes.cli",
@@ -54,19 +63,23 @@ COMMANDS: dict[str, Part] = {
 }
 
 
-def missing_extra(name: str, part: Part, exc: ImportError) -> str | None:
-    """The message for a part whose extra is not installed, or None for any other ImportError."""
+def extra_missing(command: str, extra: str, needs: Iterable[str], exc: ImportError) -> str | None:
+    """``EXTRA_MISSING`` for ``qnn-migrate COMMAND`` when ``exc`` is about a module of ``needs``.
+
+    None for any other ImportError (a bug, not a missing extra): the caller re-raises it.
+    """
     missing = (exc.name or "").split(".")[0]
-    if part.extra is None or missing not in part.needs:
+    if missing not in needs:
         return None
-    return (
-        f"`qnn-migrate {name}` needs the [{part.extra}] extra ({missing} is not installed): "
-        f"pip install 'qnn-migrate[{part.extra}]'"
-    )
+    return EXTRA_MISSING.format(command=command, extra=extra, missing=missing)
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use (``COMMANDS``)."""
+    """A click group whose subcommands are imported on first use (``COMMANDS``).
+
+    A part imports its extra's modules only in the commands that use them; the ImportError
+    such a command raises when the extra is missing becomes ``EXTRA_MISSING`` here (exit 1).
+    """
 
     def __init__(self, *args: object, parts: dict[str, Part], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -82,14 +95,28 @@ class LazyGroup(click.Group):
         try:
             module = importlib.import_module(part.module)
         except ImportError as exc:
-            message = missing_extra(cmd_name, part, exc)
-            if message is None:
-                raise
-            raise click.ClickException(message) from exc
+            self._raise_extra_missing(cmd_name, exc)
+            raise
         command = getattr(module, part.attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{part.module}:{part.attribute} is not a click command")
         return command
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except ImportError as exc:
+            self._raise_extra_missing(ctx.invoked_subcommand or "", exc)
+            raise
+
+    def _raise_extra_missing(self, name: str, exc: ImportError) -> None:
+        """Raise ``EXTRA_MISSING`` if ``exc`` is part ``name``'s extra missing; else return."""
+        part = self._parts.get(name)
+        if part is None or part.extra is None:
+            return
+        message = extra_missing(name, part.extra, part.needs, exc)
+        if message is not None:
+            raise click.ClickException(message) from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help comes from the table above, so `qnn-migrate --help` imports nothing.

@@ -21,6 +21,7 @@ __all__ = [
     "QnnPipelineError",
     "QnnSdkMissingError",
     "RunQnnPasses",
+    "UntestedExecuTorchWarning",
     "qnn_compile_config",
     "qnn_export",
     "qnn_manager_context",
@@ -40,6 +41,7 @@ _WHERE = {
     "QnnPipelineError": "qnn_passes.errors",
     "QnnSdkMissingError": "qnn_passes.errors",
     "RunQnnPasses": "qnn_passes.run_qnn_passes",
+    "UntestedExecuTorchWarning": "qnn_passes.errors",
     "qnn_compile_config": "qnn_passes.api",
     "qnn_export": "qnn_passes.api",
     "qnn_manager_context": "qnn_passes.api",
@@ -77,6 +79,7 @@ if TYPE_CHECKING:
         QnnConfigError,
         QnnPipelineError,
         QnnSdkMissingError,
+        UntestedExecuTorchWarning,
     )
     from qnn_passes.lift_qnn_constants import LiftQnnConstants
     from qnn_passes.qnn_partitioner import QnnEdgePartitioner

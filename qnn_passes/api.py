@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
-from qnn_passes import export_stage, pipeline
+from qnn_passes import executorch_compat, export_stage, pipeline
 from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
 from qnn_passes.lift_qnn_constants import LiftQnnConstants
 from qnn_passes.methods import (
@@ -321,6 +321,9 @@ def qnn_transform_passes(
     ``get_passes_dependency_for_capture_program()``), per method or shared; ExecuTorch's
     CanonicalizeConv, ConvertLinearToConv2d and AnnotateGetAttr in them run as this package's
     implementations. Returns that list, or a dict of lists for a dict of programs.
+
+    Raises :class:`QnnConfigError` if the installed ExecuTorch's QNN pass lists are not the
+    ones this package knows (:mod:`qnn_passes.executorch_compat`, checked once per process).
     """
     progs = as_methods(programs)
     names = list(progs)
@@ -337,6 +340,9 @@ def qnn_transform_passes(
         # A program from qnn_export (or marked by older code that ran ExecuTorch's export
         # passes through it) has had them; running the migrated ones again is skipped.
         exported = _check_exported(name, progs[name], backend)
+        # Before the tables are resolved against ExecuTorch: its passes must be the ones
+        # qnn_passes knows (the export-stage ones only if they did not run already).
+        executorch_compat.require(variant, method=name, export_stage_needed=not exported)
         solved = pipeline.plan(
             variant,
             jobs[name],

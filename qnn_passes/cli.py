@@ -10,12 +10,8 @@ from types import ModuleType
 
 import click
 
-EXTRA_MISSING = (
-    "qnn-migrate passes needs the [passes] extra (torch 2.13, executorch 1.5.1, torchao "
-    "0.18), which is not installed here ({error}). Install it from a clone of qnn-migrate "
-    "with: pip install -e '.[passes]' (or, from an index that has qnn-migrate: "
-    "pip install 'qnn-migrate[passes]')"
-)
+from qnn_migrate.cli import extra_missing
+
 _STACK = ("torch", "executorch", "torchao")
 
 
@@ -25,10 +21,22 @@ def _load_pipeline() -> ModuleType:
 
         pipeline.executorch_pass("FoldQDQ")  # imports the torch stack
     except ImportError as err:
-        if (err.name or "").split(".")[0] in _STACK:
-            raise click.ClickException(EXTRA_MISSING.format(error=err)) from err
+        message = extra_missing("passes", "passes", _STACK, err)  # qnn_migrate.cli.EXTRA_MISSING
+        if message is not None:
+            raise click.ClickException(message) from err
         raise
     return pipeline
+
+
+def _load_compat() -> ModuleType:
+    try:
+        from qnn_passes import executorch_compat  # imports the torch stack
+    except ImportError as err:
+        message = extra_missing("passes", "passes", _STACK, err)  # qnn_migrate.cli.EXTRA_MISSING
+        if message is not None:
+            raise click.ClickException(message) from err
+        raise
+    return executorch_compat
 
 
 @click.group("passes")
@@ -71,3 +79,54 @@ def order(backend: str, convert_linear_to_conv2d: bool, show_all: bool) -> None:
         suffix = f"  [{'; '.join(notes)}]" if notes else ""
         click.echo(f"{i:3d}. {p.name}{suffix}")
     click.echo("  +. LiftQnnConstants  [qnn_passes; lifts get_attr constants in the QNN flow]")
+
+
+@passes.command("check")
+@click.option(
+    "--backend",
+    type=click.Choice(["base", "htp", "gpu", "lpai"]),
+    default=None,
+    help="Show one pass-manager variant only (default: all four).",
+)
+def check(backend: str | None) -> None:
+    """Check that the installed ExecuTorch runs the QNN passes qnn_passes knows.
+
+    Prints the installed ExecuTorch version and whether qnn_passes was tested with it, then,
+    per pass-manager variant, each export-stage pass (ExecuTorch's or qnn_passes') and each
+    ExecuTorch to-edge pass the qnn_passes pipeline relies on, with its state: migrated,
+    unnecessary or ok are known; unknown, gone, missing or dropped is drift, and
+    qnn_transform_passes refuses to lower that variant. Exit 0 when compatible, 1 when not.
+    """
+    compat = _load_compat()
+    comparison = compat.compare(compat.read_installed())
+    tested = ", ".join(comparison.tested)
+    if comparison.version_known:
+        click.echo(f"executorch {comparison.version}: tested (qnn_passes is built for {tested})")
+    else:
+        click.echo(
+            f"executorch {comparison.version}: NOT tested (qnn_passes is built for {tested}); "
+            "it lowers, with a warning, if its passes below are all known"
+        )
+    variants = [backend] if backend is not None else list(compat.pipeline.VARIANTS)
+    for variant in variants:
+        for stage, title in (
+            (compat.EXPORT, "export-stage passes"),
+            (compat.TO_EDGE, "to-edge passes the pipeline relies on"),
+        ):
+            rows = comparison.rows(variant, stage)
+            click.echo(f"\n# {variant}: {title} ({len(rows)})")
+            for row in rows:
+                state = row.state.upper() if row.drifted else row.state
+                click.echo(f"  {row.name:<36} {state:<12} {row.note}")
+    drift = [c for v in variants for c in comparison.drift(v)]
+    if not drift:
+        click.echo(f"\ncompatible: every pass of {'/'.join(variants)} is one qnn_passes knows")
+        return
+    where = "; ".join(f"{c.variant} {c.stage}: {c.name} {c.state}" for c in drift)
+    to_edge = any(c.stage == compat.TO_EDGE for c in drift)
+    click.echo(
+        f"\nNOT compatible ({len(drift)} difference(s): {where}); qnn_transform_passes "
+        "refuses to lower to a variant with a difference. "
+        f"{compat.ways_out(comparison, to_edge=to_edge)}"
+    )
+    raise SystemExit(1)

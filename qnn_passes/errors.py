@@ -1,4 +1,4 @@
-"""Errors raised by qnn_passes; each message says what happened, where, and what to do."""
+"""Errors (and the one warning) raised by qnn_passes; each message says what happened, where, and what to do."""
 
 from __future__ import annotations
 
@@ -17,3 +17,7 @@ class QnnSdkMissingError(RuntimeError):
 
 class QnnPipelineError(RuntimeError):
     """A pipeline invariant failed while the passes ran (e.g. lost quantization attributes)."""
+
+
+class UntestedExecuTorchWarning(UserWarning):
+    """The installed ExecuTorch is not a version qnn_passes was tested with, but its QNN pass lists match."""

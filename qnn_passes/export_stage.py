@@ -4,8 +4,8 @@ ExecuTorch 1.5.1's QNN flow runs 19 passes (plus DecomposeReciprocal on HTP/GPU/
 DecomposeHardsigmoid on LPAI) on the ATen program between ``torch.export`` and to-edge
 (``QnnPassManager.get_export_passes()``). In the canonical flow -
 ``to_edge_transform_and_lower(torch.export.export(model, inputs), ...)`` - they have no place
-to run, so each is accounted for here (``EXPORT_STAGE``, a test compares its names with
-ExecuTorch's lists) in one of two states:
+to run, so each is accounted for here (``EXPORT_STAGE``; :mod:`qnn_passes.executorch_compat`
+compares its names with the installed ExecuTorch's lists before lowering) in one of two states:
 
 * ``migrated``: this package's implementation runs on the edge program at the start of
   ``qnn_transform_passes`` (:func:`export_stage_passes`); where to-edge would decompose the op
@@ -48,7 +48,6 @@ class ExportStagePass:
     variants: tuple[str, ...] = ("base", "htp", "gpu", "lpai")
 
 
-_ALL = ("base", "htp", "gpu", "lpai")
 EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "DecomposeReciprocal",

@@ -179,7 +179,12 @@ SUBSTITUTES: Mapping[str, str] = {
     "ConvertLinearToConv2d": "qnn_passes.convert_linear_to_conv2d:ConvertLinearToConv2d",
 }
 
-_EXECUTORCH_PASSES = "executorch.backends.qualcomm._passes"
+# Where the table names above are ExecuTorch classes (qnn_passes.executorch_compat checks
+# that each still is), and the other ExecuTorch passes a user's dep_table may name.
+EXECUTORCH_PASSES = "executorch.backends.qualcomm._passes"
+ALSO_KNOWN: tuple[str, ...] = (
+    "executorch.backends.transforms.decompose_sdpa:DecomposeScaledDotProductAttention",
+)
 
 
 # -- the solver (pure) ---------------------------------------------------------------------
@@ -244,11 +249,11 @@ def _import(path: str) -> Any:
 
 def executorch_pass(name: str) -> type:
     """ExecuTorch's QNN pass class called ``name``."""
-    cls = getattr(importlib.import_module(_EXECUTORCH_PASSES), name, None)
+    cls = getattr(importlib.import_module(EXECUTORCH_PASSES), name, None)
     if not isinstance(cls, type):
         raise QnnConfigError(
             f"qnn_passes: the pipeline tables name '{name}', which "
-            f"{_EXECUTORCH_PASSES} does not define in this ExecuTorch; qnn_passes is built "
+            f"{EXECUTORCH_PASSES} does not define in this ExecuTorch; qnn_passes is built "
             "against executorch 1.5.1."
         )
     return cls
@@ -266,12 +271,10 @@ def resolve(name: str) -> type:
 
 def known_pass_classes() -> set[type]:
     """Every ExecuTorch QNN pass class plus ours: what a table may name without adding it to the job."""
-    module = importlib.import_module(_EXECUTORCH_PASSES)
+    module = importlib.import_module(EXECUTORCH_PASSES)
     known = {c for c in getattr(module, "__all__", ()) if isinstance(c, type)}
     known |= {c for c in vars(module).values() if isinstance(c, type)}
-    from executorch.backends.transforms.decompose_sdpa import DecomposeScaledDotProductAttention
-
-    known.add(DecomposeScaledDotProductAttention)
+    known |= {_import(path) for path in ALSO_KNOWN}
     known |= set(substitutes().values())
     return known
 

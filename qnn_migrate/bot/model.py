@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -175,9 +175,6 @@ class Shard:
             timeout_s=opt("timeout_s", int) or 3600,
             per_test_timeout_s=opt("per_test_timeout_s", int) or 600,
         )
-
-    def with_device(self, device: str) -> Shard:
-        return replace(self, device=device)
 
 
 @dataclass(frozen=True)

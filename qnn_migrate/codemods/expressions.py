@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-_CONSTANT_NAMES = frozenset({"None", "True", "False"})
-
 
 def is_duplicable(node: cst.BaseExpression, *, attributes: bool = True) -> bool:
     """True if the expression may be evaluated twice, or moved, without any visible change.
@@ -79,15 +77,6 @@ def is_side_effect_free(node: cst.BaseExpression, *, attributes: bool = True) ->
             for e in node.elements
         )
     return False
-
-
-def is_constant_name(node: cst.BaseExpression, value: str | None = None) -> bool:
-    """True for ``None``/``True``/``False`` (or exactly ``value`` when given)."""
-    return (
-        isinstance(node, cst.Name)
-        and node.value in _CONSTANT_NAMES
-        and (value is None or node.value == value)
-    )
 
 
 def evaluated_before(parent: cst.CSTNode, child: cst.CSTNode) -> list[cst.CSTNode] | None:

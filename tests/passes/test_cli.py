@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from click.testing import CliRunner
 
@@ -16,7 +13,8 @@ from qnn_passes import pipeline
 def test_order_prints_the_solved_active_passes(backend: str) -> None:
     result = CliRunner().invoke(main, ["passes", "order", "--backend", backend])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    # stdout alone: the first import of the torch stack may log to stderr (torchao does).
+    lines = result.stdout.splitlines()
     solved = pipeline.plan(backend)
     listed = [line.split(". ", 1)[1].split()[0] for line in lines[1:-1]]
     assert listed == [p.name for p in solved.active]
@@ -33,16 +31,3 @@ def test_order_all_lists_inactive_passes_too() -> None:
     assert "TagQuantIO  [off]" in result.output
     assert "ConvertLinearToConv2d  [qnn_passes" in result.output
     assert "ConvertBmmToMatmul  [off]" in result.output
-
-
-def test_missing_passes_extra_is_reported_clearly() -> None:
-    code = (
-        "import sys\n"
-        "sys.modules['torch'] = None\n"
-        "from qnn_migrate.cli import main\n"
-        "main(['passes', 'order'])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 1
-    assert "needs the [passes] extra" in out.stderr
-    assert "pip install 'qnn-migrate[passes]'" in out.stderr

@@ -23,7 +23,6 @@ import click
 from qnn_migrate.bot import doctor as doctor_mod
 from qnn_migrate.bot.cli.common import EXIT_FAILED, environment, github_session, load_catalog
 from qnn_migrate.bot.github.gateway import GatewayError
-from qnn_migrate.bot.pr import auth
 
 MAX_EVENT_BYTES = 1024 * 1024
 
@@ -52,6 +51,8 @@ def _commenter(event_path: Path) -> str | None:
 @click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False, path_type=Path))
 def gate(event_path: Path, catalog_path: Path | None) -> None:
     """Print `trusted=true` if the commenter may start runs, else `trusted=false` (never fails)."""
+    from qnn_migrate.bot.pr import auth
+
     trusted = False
     login = _commenter(event_path)
     if login is not None:

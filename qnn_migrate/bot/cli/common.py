@@ -8,6 +8,12 @@ comments may carry. Exit codes, the same for every command:
 * 1 GitHub or settings failure, or some test did not pass;
 * 2 bad input: a command that does not parse, a malformed file, a refused shard;
 * 3 the PR head moved (``check-head``).
+
+Every module of ``cli/`` imports the [bot] extra's packages (PyGithub, defusedxml,
+markdown-it-py, through ``github.client``, ``lab.results`` and ``pr/``) only inside the
+commands that use them, so every ``--help``, ``matrix`` and ``device`` work on the core
+install; ``qnn_migrate.cli`` turns the ImportError of a command that needs them into the
+message that says how to install the extra.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -25,11 +31,12 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.github.client import PyGithubGateway, gateway_for
 from qnn_migrate.bot.github.settings import Settings, SettingsError
-from qnn_migrate.bot.lab import results as junit
 from qnn_migrate.bot.model import Shard, ShardResult
-from qnn_migrate.bot.pr.render import Links
+
+if TYPE_CHECKING:
+    from qnn_migrate.bot.github.client import PyGithubGateway
+    from qnn_migrate.bot.pr.render import Links
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -99,6 +106,9 @@ class GitHubSession:
 
 def github_session() -> GitHubSession:
     """Settings -> PyGithub client -> gateway -> links; exit 1 naming what is missing."""
+    from qnn_migrate.bot.github.client import gateway_for
+    from qnn_migrate.bot.pr.render import Links
+
     try:
         settings = Settings.from_env(environment())
     except SettingsError as exc:
@@ -114,13 +124,14 @@ def read_shards(path: Path, what: str = "the shard list") -> list[Shard]:
         fail(str(exc), EXIT_INPUT)
 
 
-def _junit_result(shard: Shard, data: bytes) -> ShardResult:
-    return junit.build(shard, junit.parse_junit(data))
-
-
 def collect_results(results_dir: Path, planned: Sequence[Shard]) -> list[ShardResult]:
     """Each planned shard's result from its own artifact folder; warnings on stderr."""
-    collected = artifacts.collect_results(results_dir, planned, _junit_result)
+    from qnn_migrate.bot.lab import results as junit
+
+    def junit_result(shard: Shard, data: bytes) -> ShardResult:
+        return junit.build(shard, junit.parse_junit(data))
+
+    collected = artifacts.collect_results(results_dir, planned, junit_result)
     for warning in collected.warnings:
         warn(warning)
     return list(collected.results)

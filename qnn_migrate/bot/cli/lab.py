@@ -25,7 +25,7 @@ from qnn_migrate.bot.cli.common import (
     read_shards,
     shards_file_option,
 )
-from qnn_migrate.bot.lab import host_config, quarantine, results
+from qnn_migrate.bot.lab import host_config, quarantine
 
 
 def _read(path: Path, what: str) -> str:
@@ -133,6 +133,7 @@ def run_shard(
     from dataclasses import replace
 
     from qnn_migrate.bot import catalog as catalog_mod
+    from qnn_migrate.bot.lab import results
     from qnn_migrate.bot.lab.runner import Runner, RunSettings, scrub_env
 
     shards = read_shards(shard_path, "the shard")

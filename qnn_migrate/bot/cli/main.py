@@ -1,9 +1,13 @@
-"""Click entry points ``qnn-migrate bot ...`` and ``qnn-migrate matrix ...``.
+"""Click entry points ``qnn-migrate bot ...``.
 
 The PR-side commands live here; the runner-side ones (``run-shard``, ``device``,
-``device-matrix``) in ``lab`` and the scheduled ones in ``nightly``, all added to the one
-``bot`` group below. Exit codes, the error printer and the settings -> gateway -> links
-wiring are in ``common``. Everything these commands call is pure over the injected gateway.
+``device-matrix``) in ``lab``, the scheduled ones in ``nightly`` and the adopter's in
+``adopt``, all added to the one ``bot`` group below; ``qnn-migrate matrix`` is ``matrix``.
+Exit codes, the error printer and the settings -> gateway -> links wiring are in
+``common``. Everything these commands call is pure over the injected gateway.
+
+``pr/`` needs the [bot] extra (markdown-it-py), so each command imports what it uses from
+there when it runs: ``--help`` works without the extra (see ``common``).
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import ArtifactError, parse_shards
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.cli import adopt, lab, nightly
@@ -35,13 +39,9 @@ from qnn_migrate.bot.cli.common import (
 from qnn_migrate.bot.github.gateway import GatewayError
 from qnn_migrate.bot.model import SHA_RE, Baseline, ModelError
 from qnn_migrate.bot.nightly import baseline as baseline_mod
-from qnn_migrate.bot.pr.commands import CommandError, parse
-from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
-from qnn_migrate.bot.pr.events import handle_pull_request_event
-from qnn_migrate.bot.pr.head import check_head
-from qnn_migrate.bot.pr.plan import PlanError, Selection, plan
-from qnn_migrate.bot.pr.report import report
-from qnn_migrate.bot.registry import RegistryError, extract
+
+if TYPE_CHECKING:
+    from qnn_migrate.bot.pr.dispatch import BotContext, Outcome
 
 
 @click.group()
@@ -63,6 +63,8 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
     A comment with no /qnn line prints `null`.
     """
+    from qnn_migrate.bot.pr.commands import CommandError, parse
+
     catalog = load_catalog(catalog_path)
     body = sys.stdin.read()
     try:
@@ -78,6 +80,8 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
 
 def _context(session: GitHubSession, catalog: Catalog) -> BotContext:
+    from qnn_migrate.bot.pr.dispatch import BotContext
+
     return BotContext(
         catalog=catalog,
         bot_login=session.settings.bot_login,
@@ -133,6 +137,9 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     Prints what was done as one JSON line. Needs GITHUB_TOKEN (or the QNN_BOT_APP_*
     variables) and GITHUB_REPOSITORY in the environment.
     """
+    from qnn_migrate.bot.pr.dispatch import handle_comment_event
+    from qnn_migrate.bot.pr.events import handle_pull_request_event
+
     catalog = load_catalog(catalog_path)
     event = _read_event(event_path)
     session = github_session()
@@ -171,6 +178,8 @@ def on_comment(ctx: click.Context, event_path: Path, catalog_path: Path | None) 
 @CATALOG_OPTION
 def check_head_cmd(pr: int, sha: str, comment_id: int | None, catalog_path: Path | None) -> None:
     """Exit 0 if the PR head is still SHA; else say so on the PR and exit 3."""
+    from qnn_migrate.bot.pr.head import check_head
+
     if not SHA_RE.match(sha):
         fail(f"--sha {sha!r} is not 40 lowercase hex digits", EXIT_INPUT)
     catalog = load_catalog(catalog_path)
@@ -247,6 +256,8 @@ def report_cmd(
     With --dry-run nothing is read from or written to GitHub: the comment is rendered as a
     first report of the run would be, and the summary printed as JSON on stderr.
     """
+    from qnn_migrate.bot.pr.report import render_offline, report
+
     catalog = load_catalog(catalog_path)
     text = environment().get("QNN_SHARDS", "")
     if shards_file is None and not text:
@@ -258,8 +269,6 @@ def report_cmd(
     baseline = load_baseline(baseline_path)
     results = collect_results(results_dir, planned)
     if dry_run:
-        from qnn_migrate.bot.pr.report import render_offline
-
         env = environment()
         repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
             "GITHUB_REPOSITORY", "OWNER/REPO"
@@ -328,6 +337,8 @@ def plan_cmd(
 
     No comment caps apply; names are still checked against the catalog.
     """
+    from qnn_migrate.bot.pr.plan import PlanError, Selection, plan
+
     catalog = load_catalog(catalog_path)
     names = list(catalog.nightly_matrices if nightly else matrices)
     chosen = list(catalog.nightly_socs if nightly else socs) or list(catalog.defaults.socs)
@@ -349,113 +360,6 @@ def plan_cmd(
     except (ModelError, PlanError) as exc:
         fail(str(exc), EXIT_INPUT)
     click.echo(the_plan.to_json())
-
-
-# ----------------------------------------------------------------------------- matrix
-
-
-@click.group()
-def matrix() -> None:
-    """List and show the QNN test matrices, SoCs and backends (bot/matrices.toml)."""
-
-
-@matrix.command("list")
-@CATALOG_OPTION
-def matrix_list(catalog_path: Path | None) -> None:
-    """Every matrix, SoC and backend, and the defaults of /qnn test."""
-    c = load_catalog(catalog_path)
-    reg = c.registry
-    click.echo(
-        f"Matrices ({c.source}; registry: {reg.package} {reg.version}, {len(c.test_ids)} tests):"
-    )
-    width = max(len(m) for m in c.matrices)
-    for m in c.matrices.values():
-        click.echo(f"  {m.name:<{width}}  {len(m.tests):>3} tests  {m.description}")
-    click.echo("\nSoCs (backends; runner labels):")
-    for soc in c.socs.values():
-        labels = ", ".join(soc.runner_labels) if soc.in_lab else "no phone in the lab"
-        click.echo(f"  {soc.name:<9} {','.join(soc.backends):<13} {labels}")
-    click.echo("\nBackends: " + ", ".join(f"{b} ({d})" for b, d in c.backends.items()))
-    d = c.defaults
-    click.echo(f"Defaults: --soc {','.join(d.socs)} --backend {d.backend} --seed {d.seed}")
-
-
-@matrix.command("show")
-@click.argument("name")
-@CATALOG_OPTION
-def matrix_show(name: str, catalog_path: Path | None) -> None:
-    """One matrix: its tests, guarded paths and the device command line (or one SoC)."""
-    c = load_catalog(catalog_path)
-    if name.upper() in c.socs:
-        soc = c.socs[name.upper()]
-        click.echo(f"{soc.name}: backends {', '.join(soc.backends)}")
-        click.echo("runner labels: " + (", ".join(soc.runner_labels) or "none (no phone)"))
-        return
-    if name not in c.matrices:
-        hints = catalog_mod.close_matches(name, list(c.matrices) + list(c.socs))
-        hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-        fail(f"no matrix or SoC named {name!r}{hint} (see `qnn-migrate matrix list`)", EXIT_INPUT)
-    m = c.matrices[name]
-    click.echo(f"{m.name}: {m.description}")
-    if m.origin:
-        click.echo(f"origin: {m.origin}")
-    click.echo("guards: " + (", ".join(m.guards) or "(none)"))
-    click.echo(f"tests ({len(m.tests)}):")
-    for t in m.tests:
-        click.echo(f"  {t}")
-    argv = c.command_argv(
-        ["${TEST_MATRIX}"],
-        soc="${SOC_ID}",
-        backend=c.defaults.backend,
-        seed=c.defaults.seed,
-        host="${HOST_NAME}",
-        device="${DEVICE_ID}",
-    )
-    click.echo("command: " + " ".join(argv))
-
-
-@matrix.command("check")
-@CATALOG_OPTION
-def matrix_check(catalog_path: Path | None) -> None:
-    """Validate the data file against the registry; exit 2 naming every problem."""
-    c = load_catalog(catalog_path)
-    click.echo(
-        f"ok: {len(c.matrices)} matrices, {len(c.socs)} SoCs ({len(c.lab_socs)} in the lab), "
-        f"{len(c.backends)} backends, registry {c.registry.package} {c.registry.version}"
-    )
-
-
-@matrix.command("registry")
-@click.option(
-    "--from",
-    "source",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="ExecuTorch's backends/qualcomm/tests/test_qnn_delegate.py.",
-)
-@click.option("--version", "version", required=True, help="The executorch version or commit.")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path(__file__).parents[1] / "data" / "test_registry.json",
-    show_default=True,
-)
-@click.option("--check", is_flag=True, help="Exit 1 if the file would change; write nothing.")
-def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
-    """Regenerate the test registry from the test file's syntax tree (no import)."""
-    try:
-        reg = extract(source.read_text("utf-8"), version=version)
-    except RegistryError as exc:
-        fail(str(exc), EXIT_INPUT)
-    text = reg.to_json()
-    current = out.read_text("utf-8") if out.exists() else ""
-    if check:
-        if current != text:
-            fail(f"{out} is out of date; run without --check to regenerate", EXIT_FAILED)
-        click.echo(f"{out}: up to date ({len(reg.ids())} tests)")
-        return
-    out.write_text(text, "utf-8")
-    click.echo(f"wrote {out}: {len(reg.ids())} tests in {len(reg.classes)} classes, {version}")
 
 
 bot.add_command(lab.run_shard)

@@ -53,7 +53,6 @@ MAX_FILES = 50
 MAX_COMMENTS = 60  # line comments in one review; more go to the summary's diff
 MAX_BODY_CHARS = 60000  # GitHub caps a review body at 65536
 MARKER = "<!-- qnn-migrate-review sha={sha} command={command} -->"
-MARKER_RE = re.compile(r"<!-- qnn-migrate-review sha=([0-9a-f]{40}) command=([^>]*) -->")
 # A path the summary can show and a shell can take without quoting.
 PLAIN_PATH_RE = re.compile(r"^[A-Za-z0-9_./+-]+$")
 CODE_SPAN_RE = re.compile(r"(`[^`\n]+`)")
@@ -85,7 +84,6 @@ class MigrateResult:
     action: str  # refused | duplicate | failed | reviewed
     reason: str
     sha: str | None = None
-    review_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -434,7 +432,7 @@ def handle_migrate(
         new = now.head_sha if now is not None else "(gone)"
         return _refuse(gw, pr, comment_id, HEAD_MOVED.format(old=sha, new=new))
     try:
-        review = gw.create_review(pr, sha, plan.body, list(plan.comments))
+        gw.create_review(pr, sha, plan.body, list(plan.comments))
     except GatewayError as error:
         text = REVIEW_FAILED.format(sha=sha, error=str(error)[:300])
         return MigrateResult("failed", _refuse(gw, pr, comment_id, text).reason, sha)
@@ -443,7 +441,6 @@ def handle_migrate(
         "reviewed",
         f"{plan.suggested} suggestion(s), {plan.left} site(s) left at {sha}",
         sha,
-        review.id,
     )
 
 

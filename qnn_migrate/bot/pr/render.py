@@ -23,7 +23,7 @@ from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Status, Verdict
 from qnn_migrate.bot.pr.commands import Action, Command
 from qnn_migrate.bot.pr.plan import COMPILE_ONLY, PHONE, SIMULATOR, repro_argv
-from qnn_migrate.bot.pr.state import MARKER, Phase, RunState
+from qnn_migrate.bot.pr.state import MARKER, RunState
 from qnn_migrate.bot.pr.summary import Failure, Group, Summary
 
 COMMENT_LIMIT = 65536  # GitHub's cap on a comment body
@@ -440,12 +440,3 @@ DISPATCH_FAILED = (
     "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
     "try again later or ask a maintainer to check the workflow."
 )
-
-
-def phase_title(phase: Phase) -> str:
-    return {
-        Phase.PENDING: "running",
-        Phase.REPORTED: "reported",
-        Phase.CANCELLED: "cancelled",
-        Phase.REFUSED: "refused to start",
-    }[phase]

@@ -40,7 +40,6 @@ class Group:
     matrix: str
     results: tuple[TestResult, ...]
     log_urls: tuple[str, ...]
-    shard_ids: tuple[str, ...]
     devices: tuple[str, ...] = ()  # the phones that produced the results, as reported
     retried: int = 0  # shards that needed a second attempt (an INFRA failure on a phone)
     mode: str = "phone"  # phone, x86 simulator or compile only: never mixed in one group
@@ -119,7 +118,6 @@ def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
             matrix=matrix,
             results=tuple(r for sr in collected[(soc, matrix, mode)] for r in sr.results),
             log_urls=tuple(sr.log_url for sr in collected[(soc, matrix, mode)] if sr.log_url),
-            shard_ids=tuple(sr.shard.id for sr in collected[(soc, matrix, mode)]),
             devices=tuple(
                 dict.fromkeys(sr.device for sr in collected[(soc, matrix, mode)] if sr.device)
             ),

@@ -58,7 +58,6 @@ TRANSFORM_KEYWORDS = (
     "skip_node_op_set",
     "convert_linear_to_conv2d",
 )
-PARTITIONER_KEYWORDS = ("skip_node_id_set", "skip_node_op_set", "skip_mutable_buffer")
 
 
 class QnnPassesTarget:
