@@ -1,13 +1,15 @@
-"""Fixtures for the bot's tests: the real catalog, the GitHub stand-in and a real PyGithub gateway."""
+"""Fixtures for the bot's tests: the real catalog, the GitHub stand-in and a real PyGithub gateway.
+
+The fake device lab (``lab``) is defined in lab/support.py and registered here, so the lab,
+CLI and scenario tests all reach it. Helpers that are not fixtures are in support.py.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN, REPO, TOKEN, github_standin  # noqa: F401
+from github_standin.fixtures import BOT_LOGIN, github_standin  # noqa: F401
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import catalog as catalog_mod
@@ -17,29 +19,13 @@ from qnn_migrate.bot.github.settings import Settings
 from qnn_migrate.bot.pr.dispatch import BotContext
 from qnn_migrate.bot.pr.render import Links
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
-REGEN = os.environ.get("QNN_REGEN_GOLDEN") == "1"
+from .lab.support import lab  # noqa: F401  (registers the fixture)
+from .support import standin_env
 
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return catalog_mod.load()
-
-
-def standin_env(gh: GitHubStandIn) -> dict[str, str]:
-    """The environment a workflow step would give the bot, pointed at the stand-in."""
-    return {
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_API_URL": gh.base_url,
-        "GITHUB_SERVER_URL": "https://github.com",
-        "GITHUB_RUN_ID": "4242",
-        "QNN_BOT_RETRIES": "3",
-        "QNN_BOT_BACKOFF": "0",
-        "QNN_BOT_SECONDARY_RATE_WAIT": "0",
-        "QNN_BOT_WRITE_INTERVAL": "0",
-        "QNN_BOT_TIMEOUT": "10",
-    }
 
 
 @pytest.fixture
@@ -59,12 +45,3 @@ def ctx(catalog: Catalog, settings: Settings) -> BotContext:
     return BotContext(
         catalog=catalog, bot_login=BOT_LOGIN, links=Links(settings.repo_url, settings.run_url)
     )
-
-
-def check_golden(name: str, text: str) -> None:
-    """Compare with tests/bot/golden/NAME; QNN_REGEN_GOLDEN=1 rewrites it instead."""
-    path = GOLDEN / name
-    if REGEN:
-        path.write_text(text, "utf-8")
-    assert path.exists(), f"{path} missing: run QNN_REGEN_GOLDEN=1 pytest tests/bot"
-    assert text == path.read_text("utf-8"), f"{name} differs from the golden file"

@@ -1,13 +1,70 @@
-"""Deterministic shard results and a baseline for report tests (shared by render and e2e tests)."""
+"""Helpers shared by the bot's tests (fixtures are in conftest.py).
+
+* the GitHub stand-in's environment and the golden files of tests/bot/golden;
+* deterministic shard results and a baseline for report tests (render, summary, e2e);
+* tonight's results of one shard, for the nightly and model tests;
+* a shard as the device workflow receives it, for the device-matrix tests;
+* where the installed ExecuTorch's ``test_qnn_delegate.py`` is (the registry's source).
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from github_standin.fixtures import REPO, TOKEN
+from github_standin.server import GitHubStandIn
+
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.pr.commands import parse
+from qnn_migrate.bot.pr.plan import plan_command, select
+
+ROOT = Path(__file__).resolve().parents[2]
+DELEGATE = (
+    ROOT
+    / ".venv/lib/python3.11/site-packages/executorch/backends/qualcomm/tests/test_qnn_delegate.py"
+)
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REGEN = os.environ.get("QNN_REGEN_GOLDEN") == "1"
 
 SHA = "c0ffee" + "0" * 34
 NIGHTLY = "babe" + "1" * 36
 RUN = "https://github.com/qnn-lab/executorch/actions/runs/4242"
+FP = "TestQNNFloatingPointOperator"
+
+
+def standin_env(gh: GitHubStandIn) -> dict[str, str]:
+    """The environment a workflow step would give the bot, pointed at the stand-in."""
+    return {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "4242",
+        "QNN_BOT_RETRIES": "3",
+        "QNN_BOT_BACKOFF": "0",
+        "QNN_BOT_SECONDARY_RATE_WAIT": "0",
+        "QNN_BOT_WRITE_INTERVAL": "0",
+        "QNN_BOT_TIMEOUT": "10",
+    }
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with tests/bot/golden/NAME; QNN_REGEN_GOLDEN=1 rewrites it instead."""
+    path = GOLDEN / name
+    if REGEN:
+        path.write_text(text, "utf-8")
+    assert path.exists(), f"{path} missing: run QNN_REGEN_GOLDEN=1 pytest tests/bot"
+    assert text == path.read_text("utf-8"), f"{name} differs from the golden file"
+
+
+def planned_shards(catalog: Catalog) -> list[Shard]:
+    """The shards of ``/qnn test canonicalize_conv --soc SM8650,SM8750`` on PR 7 at SHA."""
+    command = parse("/qnn test canonicalize_conv --soc SM8650,SM8750", catalog)
+    assert command is not None
+    p = plan_command(command, select(command, catalog), catalog=catalog, sha=SHA, pr=7)
+    return [x.shard for x in p.shards]
 
 
 def outcomes(shard: Shard) -> list[TestResult]:
@@ -56,3 +113,36 @@ def baseline_for(shards: list[Shard], catalog: Catalog) -> Baseline:
         if len(tests) > 3:
             history[("SM8650", tests[3])] = [Status.PASS, Status.FAIL, Status.PASS]
     return Baseline(sha=NIGHTLY, history={k: tuple(v) for k, v in history.items()})
+
+
+def tonight_results(
+    soc: str, statuses: dict[str, Status], messages: dict[str, str] | None = None
+) -> list[ShardResult]:
+    """One shard's results on ``soc``: ``{"abs": Status.PASS}`` is ``FP.test_qnn_backend_abs``."""
+    ids = tuple(f"{FP}.test_qnn_backend_{k}" for k in statuses)
+    shard = Shard(f"{soc.lower()}-m-1", "m", soc, "htp", 1126, ids, "f" * 40)
+    msgs = messages or {}
+    return [
+        ShardResult.complete(
+            shard,
+            [
+                TestResult(f"{FP}.test_qnn_backend_{k}", s, 1.0, msgs.get(k, ""))
+                for k, s in statuses.items()
+            ],
+        )
+    ]
+
+
+def dispatched_shard(**kw: object) -> Shard:
+    """A shard as the device workflow receives it: one test, at "a" * 40, for PR 7; ``kw`` overrides."""
+    base: dict[str, object] = {
+        "id": "sm8650-m-1",
+        "matrix": "tests",
+        "soc": "SM8650",
+        "backend": "htp",
+        "seed": 1126,
+        "tests": (f"{FP}.test_qnn_backend_abs",),
+        "sha": "a" * 40,
+        "pr": 7,
+    }
+    return Shard(**(base | kw))  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import standin_env
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import artifacts
@@ -18,6 +17,8 @@ from qnn_migrate.bot.cli.nightly import nightly_group
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.pr.state import MARKER
+
+from .support import standin_env
 
 SHA = "a" * 40
 T1 = "TestQNNFloatingPointOperator.test_qnn_backend_abs"

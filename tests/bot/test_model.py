@@ -1,4 +1,5 @@
-"""The shared bot data model: shard/result JSON round trips, completeness, baseline verdicts."""
+"""model.py, the shared bot data model: shard/result JSON round trips, completeness, baseline
+verdicts, and reconciling the planned shards with the results that came back."""
 
 from __future__ import annotations
 
@@ -14,12 +15,17 @@ from qnn_migrate.bot.model import (
     Status,
     TestResult,
     Verdict,
+    reconcile,
 )
+
+from .support import tonight_results
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 T1 = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
 T2 = "TestQNNQuantizedOperator.test_qnn_backend_conv1d"
 T3 = "TestQNNQuantizedOperator.test_qnn_backend_linear"
+FP = "TestQNNFloatingPointOperator"
+P, INF = Status.PASS, Status.INFRA
 
 
 def make_shard(**overrides: object) -> Shard:
@@ -126,3 +132,12 @@ def test_flakiness_ignores_infra_and_old_flips() -> None:
     baseline = Baseline(history=history)
     assert not baseline.is_flaky("S", T1, window=5)
     assert baseline.is_flaky("S", T1, window=8)
+
+
+def test_reconcile_turns_a_missing_shard_into_infra() -> None:
+    res = tonight_results("SM8650", {"abs": P})
+    lost = Shard(
+        "sm8650-m-2", "m", "SM8650", "htp", 1126, (f"{FP}.test_qnn_backend_add",), "f" * 40
+    )
+    got = reconcile([res[0].shard, lost], res)
+    assert [r.results[0].status for r in got] == [P, INF]

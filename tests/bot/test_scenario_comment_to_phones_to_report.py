@@ -1,12 +1,13 @@
 """End to end, as the workflows run it: a /qnn comment -> dispatch -> device-matrix -> two
 device jobs on two fake phones (one dies mid-run; its shard is retried on the other) ->
 JUnit via the real wrapper -> report -> the one results comment on the GitHub stand-in,
-compared with tests/runner/golden/e2e-report.md.
+compared with tests/bot/golden/e2e-phones-report.md.
 
 Test doubles: FakeAdb and the test_qnn_delegate stand-in (tests/doubles), the GitHub
 REST stand-in (tests/github_standin). Everything else is the real code, through the same
 CLI commands the workflow steps call; the device jobs run as two concurrent processes.
-Regenerate the golden file with ``QNN_REGEN_GOLDEN=1 pytest -p no:xdist tests/runner/test_e2e.py``.
+Regenerate the golden file with
+``QNN_REGEN_GOLDEN=1 pytest -n 0 tests/bot/test_scenario_comment_to_phones_to_report.py``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly.baseline import RunInfo
 
-from .conftest import Lab
+from .lab.support import Lab
 
-GOLDEN = Path(__file__).parent / "golden" / "e2e-report.md"
+GOLDEN = Path(__file__).parent / "golden" / "e2e-phones-report.md"
 FP, QO = "TestQNNFloatingPointOperator", "TestQNNQuantizedOperator"
 # Shard 1 (PHONE_A, which dies after two tests): conv1d passes, conv2d fails (it passed
 # last night: NEW); the rest hit the dead phone (INFRA) and are retried on PHONE_B, except

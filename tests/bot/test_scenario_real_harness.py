@@ -10,7 +10,7 @@ written to: the links share the venv's files), put first on ``PYTHONPATH`` so th
 2. with the runner's outputs made wrong, the same test ends FAIL with the harness's own
    message, and a host killed after it leaves the next test MISSING, never passed;
 3. `bot report --dry-run` renders both into the comment, marked as simulator results
-   (tests/runner/golden/real-harness-report.md, durations masked; regenerate with
+   (tests/bot/golden/real-harness-report.md, durations masked; regenerate with
    ``QNN_REGEN_GOLDEN=1``).
 """
 
@@ -31,7 +31,7 @@ from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Status
 
-from .conftest import GIT_ENV
+from .lab.support import GIT_ENV
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 

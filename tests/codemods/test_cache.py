@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +14,18 @@ from qnn_migrate.codemods import cache
 from qnn_migrate.codemods.cache import Cache, Entry
 
 ENTRY = Entry(True, ((5, 12, "rewritten", "rewritten", ""),), b"new = 1\n")
+
+
+class _VersionInfo(tuple[int, int, int, str, int]):
+    """A stand-in for ``sys.version_info``: a tuple with ``major`` and ``minor``."""
+
+    @property
+    def major(self) -> int:
+        return self[0]
+
+    @property
+    def minor(self) -> int:
+        return self[1]
 
 
 def _stored(tmp_path: Path) -> tuple[Cache, str]:
@@ -61,7 +72,9 @@ def test_no_entry_survives_a_change_to_any_part_of_its_key(
     elif change == "line_length":
         settings["line_length"] = 100
     elif change == "python":
-        monkeypatch.setattr(cache.sys, "version_info", SimpleNamespace(major=3, minor=12))
+        # A version no interpreter running this has; still a tuple, as code elsewhere compares
+        # sys.version_info with tuples while the patch is in place.
+        monkeypatch.setattr(cache.sys, "version_info", _VersionInfo((3, 99, 0, "final", 0)))
     else:  # one file of the tool: the rule's code, or the deprecation data
         edited = package / ("engine.py" if change == "tool source" else "data/deprecations.toml")
         edited.write_bytes(edited.read_bytes() + b"\n# changed\n")

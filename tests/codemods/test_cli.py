@@ -16,6 +16,7 @@ from qnn_migrate.codemods import cli
 from qnn_migrate.codemods.cli import rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
+OLD = "to_edge_transform_and_lower_to_qnn"
 
 OLD_CALL = """\
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
@@ -559,7 +560,7 @@ def test_the_documented_pre_commit_snippet_and_action_inputs_exist() -> None:
                 if "hooks" in repo:
                     snippets += 1
                     assert {h["id"] for h in repo["hooks"]} <= hook_ids
-                    assert "commit SHA" in block and "tag" not in str(repo["rev"])
+                    assert repo["rev"] == "sha", block  # the <sha> placeholder: a commit
             steps = data if isinstance(data, list) else []
             if isinstance(data, dict):  # a whole workflow
                 steps = [s for job in data["jobs"].values() for s in job["steps"]]
@@ -639,3 +640,24 @@ def test_flow_chooses_the_export_and_is_part_of_the_cache_key(tmp_path: Path) ->
     assert code == 0 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
     code, _, err = _invoke("--flow", "bogus", str(tmp_path))
     assert code == 2 and "canonical" in err and "qnn-export" in err
+
+
+def test_the_command_line_does_not_import_libcst_codemod() -> None:
+    probe = (
+        "import sys, qnn_migrate.codemods.cli, qnn_migrate.codemods.engine\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('libcst.codemod', 'libcst.matchers'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_scan_reads_whole_files_and_reports_what_it_cannot_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    big.write_bytes(b"x = 1\n" * 500_000 + f"{OLD}\n".encode())  # over the 1 MiB chunk
+    assert cli._scan(str(big)) == (str(big), big.stat().st_size, None)
+    folder = tmp_path / "folder.py"
+    folder.mkdir()
+    _, size, error = cli._scan(str(folder))
+    assert size is None and error is not None and error.startswith("cannot be read (")

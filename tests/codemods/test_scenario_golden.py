@@ -10,9 +10,10 @@ import ast
 from functools import cache
 
 import pytest
-from rewrite_goldens import Case, cases, read, render_report
 
 from qnn_migrate.codemods.engine import FileResult, rewrite_code
+
+from .rewrite_goldens import Case, cases, read, render_report
 
 CASES = cases()
 

@@ -9,16 +9,20 @@ actionlint is not installed here (its PyPI wrapper downloads the binary at build
 which cannot work offline), so three checks stand in for it: GitHub's workflow JSON schema
 (check-jsonschema's vendored copy), zizmor's security audits (offline, pedantic), and
 ``bash -n`` on every ``run:`` script. On top come the project's own rules, checked
-structurally below; each has a test proving the check catches a broken workflow.
+structurally below; each has a test proving the check catches a broken workflow. ci.yml's
+jobs (lint, core on 3 OSes x 3 Pythons, full = the README's test command) are checked
+against what they promise at the end of this file.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,8 @@ DEVICE_RUNS_ON = ["self-hosted", "qnn", "${{ matrix.label }}"]
 BIN = Path(sys.executable).parent
 PINNED_RE = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 EXPR_RE = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+# GitHub-hosted images, pinned to a version (never *-latest, which moves under us).
+HOSTED_RE = re.compile(r"^(ubuntu|macos|windows)-\d[\w.-]*$")
 UNTRUSTED = (
     "github.event.comment.body",
     "github.event.issue.title",
@@ -80,6 +86,29 @@ def is_device_job(job: dict[str, Any]) -> bool:
     return "self-hosted" in labels
 
 
+def hosted_runner_labels(job: dict[str, Any]) -> list[str]:
+    """The runner labels a non-device job may get: its ``runs-on``, a matrix key expanded.
+
+    ``runs-on: ${{ matrix.os }}`` stands for every ``os`` of the job's matrix (its
+    ``include`` entries too); a matrix built at run time (``fromJSON``) cannot be checked
+    here and comes back as itself, which no hosted label matches.
+    """
+    runs_on = job.get("runs-on")
+    if not isinstance(runs_on, str):
+        return [repr(runs_on)]  # a label list or group: not one GitHub-hosted image
+    found = re.fullmatch(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", runs_on)
+    if not found:
+        return [runs_on]
+    matrix = job.get("strategy", {}).get("matrix")
+    key = found.group(1)
+    if not isinstance(matrix, dict):
+        return [runs_on]
+    values = matrix.get(key, [])
+    labels = [str(v) for v in values] if isinstance(values, list) else [str(values)]
+    labels += [str(inc[key]) for inc in matrix.get("include", []) if key in inc]
+    return labels or [runs_on]
+
+
 def lockdown_problems(name: str, doc: dict[str, Any]) -> list[str]:
     """The project's workflow rules (HOUSE_STYLE habit 10 and issue 5), as a list of breaches."""
     out: list[str] = []
@@ -108,7 +137,7 @@ def lockdown_problems(name: str, doc: dict[str, Any]) -> list[str]:
                 out.append(f"{where}: a device matrix needs fail-fast: false")
             if job.get("runs-on") != DEVICE_RUNS_ON:
                 out.append(f"{where}: runs-on must be [self-hosted, qnn, <label>]")
-        elif not str(job.get("runs-on", "")).startswith("ubuntu-"):
+        elif not all(HOSTED_RE.match(label) for label in hosted_runner_labels(job)):
             out.append(f"{where}: non-device jobs run on GitHub-hosted runners")
     for job_name, _job, step in steps(doc):
         where = f"{name}:{job_name}:{step.get('name', '?')}"
@@ -427,7 +456,7 @@ def test_the_bot_dispatches_this_workflow_with_these_inputs() -> None:
     from qnn_migrate.bot import catalog
 
     assert (ADOPT / catalog.load().policy.device_workflow).is_file()
-    dispatch = (ROOT / "bot" / "pr" / "dispatch.py").read_text()
+    dispatch = (ROOT / "qnn_migrate" / "bot" / "pr" / "dispatch.py").read_text()
     for name in ("pr", "sha", "shards", "comment_id"):
         assert f'"{name}":' in dispatch
 
@@ -484,18 +513,318 @@ def test_the_option_check_sees_a_typo() -> None:
     assert call == ("report", [], {"--results-dir", "--baseline-dri"})
 
 
-def _readme_test_command() -> str:
+# ------------------------------------------------------------------------- ci.yml
+#
+# ci.yml promises three jobs, each a subset of the README's test command: lint (ruff, ruff
+# format, mypy --strict), core (the suite without torch on 3 OSes x 3 Pythons; off Linux the
+# rewrite's tests only) and full (the README's line itself). Every install is pinned with
+# -c constraints.txt. Each check below is a function with a control showing it can fail.
+
+CI_OSES = ["ubuntu-24.04", "macos-15", "windows-2025"]
+CI_PYTHONS = ["3.11", "3.12", "3.13"]
+RUNNER_OS = {"ubuntu": "Linux", "macos": "macOS", "windows": "Windows"}
+# What the rewrite-only lane runs off Linux (tests/codemods: the rewrite; test_cli: the CLI).
+REWRITE_TESTS = ["tests/codemods", "tests/test_cli.py"]
+
+
+def ci() -> dict[str, Any]:
+    return workflows()["ci.yml"]
+
+
+def _quick_start() -> list[str]:
+    """The Quick start's command lines (step 1, step 2), read from the README as it is now."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
     lines = [ln for b in blocks for ln in b.splitlines() if ln.strip() and not ln.startswith("#")]
-    return lines[1]
+    assert len(lines) == 2, lines
+    return lines
 
 
-def test_ci_runs_the_readme_test_command() -> None:
-    doc = workflows()["ci.yml"]
-    (job,) = doc["jobs"].values()
-    runs = [s["run"].strip() for s in job["steps"] if "run" in s]
-    assert runs == [_readme_test_command()]
-    assert next(s for s in job["steps"] if "run" in s)["env"] == {"CI": "1"}
+def _readme_test_command() -> str:
+    return _quick_start()[1]
+
+
+def _commands(script: str) -> list[list[str]]:
+    """The simple commands of a run: script, as words (split at newlines, &&, || and ;)."""
+    joined = script.replace("\\\n", " ")
+    return [
+        shlex.split(part)
+        for part in re.split(r"&&|\|\||;|\n", joined)
+        if part.strip() and not part.strip().startswith("#")
+    ]
+
+
+def _tool(words: list[str]) -> str:
+    """The program a command runs: ``python -m X`` and ``.venv/bin/X`` count as X."""
+    if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1] == "-m":
+        return words[2]
+    return Path(words[0]).name if words else ""
+
+
+def _args(words: list[str]) -> list[str]:
+    """A command's arguments after the program (and after ``python -m X``)."""
+    return words[3:] if _tool(words) != Path(words[0]).name else words[1:]
+
+
+def job_commands(job: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[str]]]:
+    for step in job.get("steps", []):
+        if "run" in step:
+            for words in _commands(step["run"]):
+                yield step, words
+
+
+def unconstrained_installs(doc: dict[str, Any]) -> list[str]:
+    """Every ``pip install`` that does not pin its versions with ``-c constraints.txt``."""
+    out = []
+    for job_name, job in doc["jobs"].items():
+        for _, words in job_commands(job):
+            if _tool(words) == "pip" and "install" in words:
+                args = _args(words)
+                pinned = any(
+                    (a in ("-c", "--constraint") and args[i + 1 : i + 2] == ["constraints.txt"])
+                    or a == "--constraint=constraints.txt"
+                    for i, a in enumerate(args)
+                )
+                if not pinned:
+                    out.append(f"{job_name}: {' '.join(words)}")
+    return out
+
+
+def project_installs(job: dict[str, Any]) -> list[tuple[set[str], bool]]:
+    """(extras, editable) of each install of this project in a job (``[-e] '.[a,b]'``)."""
+    found = []
+    for _, words in job_commands(job):
+        if _tool(words) == "pip" and "install" in words:
+            for word in _args(words):
+                extras = re.fullmatch(r"\.(?:\[([\w,-]*)\])?", word)
+                if extras:
+                    names = set(filter(None, (extras.group(1) or "").split(",")))
+                    found.append((names, "-e" in words or "--editable" in words))
+    return found
+
+
+def installed_extras(job: dict[str, Any]) -> list[set[str]]:
+    return [extras for extras, _ in project_installs(job)]
+
+
+def _step_runs_on(step: dict[str, Any], runner_os: str) -> bool:
+    """Does a step run on this runner.os (when the steps before it succeeded)?"""
+    cond = str(step.get("if", "")).strip()
+    if cond in ("", "${{ !cancelled() && steps.install.outcome == 'success' }}"):
+        return True
+    found = re.fullmatch(r"runner\.os (==|!=) '(\w+)'", cond)
+    assert found, f"{step.get('name')}: a condition this check cannot read: {cond}"
+    return (found.group(2) == runner_os) == (found.group(1) == "==")
+
+
+def pytest_runs(job: dict[str, Any], runner_os: str) -> list[tuple[list[str], str | None]]:
+    """(paths, -m expression) of each pytest a job runs on this runner.os."""
+    out = []
+    for step, words in job_commands(job):
+        if _tool(words) == "pytest" and _step_runs_on(step, runner_os):
+            args, paths, marks = _args(words), [], None
+            i = 0
+            while i < len(args):
+                if args[i] in ("-m", "-k", "-n", "-p"):
+                    marks = args[i + 1] if args[i] == "-m" else marks
+                    i += 2
+                    continue
+                if not args[i].startswith("-"):
+                    paths.append(args[i])
+                i += 1
+            out.append((paths, marks))
+    return out
+
+
+def core_plan(job: dict[str, Any]) -> dict[str, list[tuple[list[str], str | None]]]:
+    """What pytest runs in each OS of the core matrix."""
+    return {
+        os_label: pytest_runs(job, RUNNER_OS[os_label.split("-")[0]])
+        for os_label in job["strategy"]["matrix"]["os"]
+    }
+
+
+def ci_env_problems(doc: dict[str, Any]) -> list[str]:
+    """Each pytest must run under CI=1, where a skipped test is a failure."""
+    out = []
+    for name, job in doc["jobs"].items():
+        for step, words in job_commands(job):
+            env = {**job.get("env", {}), **step.get("env", {})}
+            if _tool(words) == "pytest" and env.get("CI") != "1":
+                out.append(f"{name}: {' '.join(words)}")
+    return out
+
+
+def test_ci_has_the_three_jobs_it_promises() -> None:
+    doc = ci()
+    assert list(doc["jobs"]) == ["lint", "core", "full"]
     assert doc["on"]["pull_request"] is None and doc["on"]["push"] == {"branches": ["main"]}
+    assert doc["concurrency"]["group"] == "ci-${{ github.ref }}"
+    for name, job in doc["jobs"].items():
+        assert job["permissions"] == {"contents": "read"}, name
+        assert 0 < job["timeout-minutes"] <= 60, name
+
+
+def test_every_ci_install_is_pinned_by_the_constraints() -> None:
+    doc = ci()
+    assert (ROOT / "constraints.txt").is_file()
+    # Every job installs (so the check has something to see) and every install is pinned.
+    assert all(installed_extras(job) for job in doc["jobs"].values())
+    assert unconstrained_installs(doc) == []
+    # Controls: an install without the constraints, hidden in a longer script, is caught.
+    broken = copy.deepcopy(doc)
+    broken["jobs"]["core"]["steps"].append({"run": "echo hi\npython -m pip install -q ruff"})
+    assert unconstrained_installs(broken) == ["core: python -m pip install -q ruff"]
+    full = broken["jobs"]["full"]["steps"][-1]
+    full["run"] = full["run"].replace(" -c constraints.txt", "")
+    assert len(unconstrained_installs(broken)) == 2
+    assert unconstrained_installs(
+        {"jobs": {"j": {"steps": [{"run": "pip install -c other.txt ."}]}}}
+    ) == ["j: pip install -c other.txt ."]
+
+
+def test_lint_runs_ruff_format_and_mypy_strict_once() -> None:
+    jobs = ci()["jobs"]
+    lint = jobs["lint"]
+    assert lint["runs-on"] == "ubuntu-24.04"
+    setup = [s for s in lint["steps"] if "setup-python" in str(s.get("uses"))]
+    assert [s["with"]["python-version"] for s in setup] == ["3.11"]
+    # mypy reads the torch stack's sources for qnn_passes: the lint job needs [passes].
+    assert project_installs(lint) == [({"bot", "passes", "test"}, True)]
+    checks = [words for _, words in job_commands(lint) if _tool(words) in ("ruff", "mypy")]
+    assert [(_tool(w), _args(w)[0]) for w in checks] == [
+        ("ruff", "check"),
+        ("ruff", "format"),
+        ("mypy", "--strict"),
+    ]
+    assert "--check" in checks[1]  # ruff format only checks, never rewrites
+    # They run after the install, each even if another fails, and nowhere else in the
+    # workflow (pytest in `full` repeats them through tests/test_project.py, by design).
+    others = [
+        (name, _tool(w))
+        for name, job in jobs.items()
+        if name != "lint"
+        for _, w in job_commands(job)
+        if _tool(w) in ("ruff", "mypy")
+    ]
+    assert others == []
+    install = next(i for i, s in enumerate(lint["steps"]) if s.get("id") == "install")
+    for step in lint["steps"][install + 1 :]:
+        assert "!cancelled()" in step["if"] and "steps.install.outcome" in step["if"]
+
+
+def test_core_covers_three_oses_and_every_supported_python() -> None:
+    core = ci()["jobs"]["core"]
+    matrix = core["strategy"]["matrix"]
+    assert set(matrix) == {"os", "python"}  # no include/exclude adding or dropping a cell
+    assert matrix["os"] == CI_OSES and matrix["python"] == CI_PYTHONS
+    assert core["strategy"]["fail-fast"] is False  # every cell reports
+    assert core["runs-on"] == "${{ matrix.os }}"
+    setup = [s for s in core["steps"] if "setup-python" in str(s.get("uses"))]
+    assert [s["with"]["python-version"] for s in setup] == ["${{ matrix.python }}"]
+    # The oldest Python in the matrix is the floor pyproject.toml declares.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["requires-python"] == f">={CI_PYTHONS[0]}"
+    # One script language on every OS: bash (Git Bash on Windows), so
+    # test_run_scripts_parse_as_bash covers Windows too; and no POSIX venv paths.
+    assert core["defaults"]["run"]["shell"] == "bash"
+    assert core["env"] == {"CI": "1"}
+    assert ".venv" not in repr(core["steps"])
+    # The core extras only (no torch), installed plainly: the installed package is what is
+    # tested, with pytest as its script (`python -m pytest` puts the checkout on sys.path).
+    assert project_installs(core) == [({"bot", "test"}, False)]
+    pytests = [w for _, w in job_commands(core) if _tool(w) == "pytest"]
+    assert len(pytests) == 2 and all(w[0] == "pytest" for w in pytests)
+
+
+def test_core_runs_the_core_suite_on_linux_and_the_rewrite_elsewhere() -> None:
+    core = ci()["jobs"]["core"]
+    assert core_plan(core) == {
+        "ubuntu-24.04": [([], "not passes")],  # testpaths: the whole core suite
+        "macos-15": [(REWRITE_TESTS, "not passes")],
+        "windows-2025": [(REWRITE_TESTS, "not passes")],
+    }
+    # Control: a condition that leaves macOS without its tests is seen.
+    broken = copy.deepcopy(core)
+    rewrite = next(s for s in broken["steps"] if "tests/codemods" in s.get("run", ""))
+    rewrite["if"] = "runner.os == 'Windows'"
+    assert core_plan(broken)["macos-15"] == []
+
+
+def test_the_marker_core_deselects_is_registered() -> None:
+    # `-m "not passes"` with a misspelt marker would silently select every test.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    ini = pyproject["tool"]["pytest"]["ini_options"]
+    assert "passes" in [m.split(":", 1)[0].strip() for m in ini["markers"]]
+    assert "--strict-markers" in ini["addopts"].split()
+
+
+def test_every_test_path_ci_names_exists() -> None:
+    def missing(doc: dict[str, Any]) -> list[str]:
+        """Paths pytest is given that do not exist (pytest would stop with exit code 4)."""
+        return sorted(
+            {
+                path
+                for job in doc["jobs"].values()
+                for runner_os in RUNNER_OS.values()
+                for paths, _ in pytest_runs(job, runner_os)
+                for path in paths
+                if not (ROOT / path).exists()
+            }
+        )
+
+    assert missing(ci()) == []
+    broken = copy.deepcopy(ci())
+    step = next(s for s in broken["jobs"]["core"]["steps"] if "tests/codemods" in s.get("run", ""))
+    step["run"] = step["run"].replace("tests/codemods", "tests/codemod")
+    assert "tests/codemod" in missing(broken)
+
+
+def test_every_pytest_in_ci_runs_under_ci_1() -> None:
+    doc = ci()
+    assert ci_env_problems(doc) == []
+    broken = copy.deepcopy(doc)
+    del broken["jobs"]["core"]["env"]
+    assert len(ci_env_problems(broken)) == 2  # the two pytest steps of core
+
+
+def test_core_runs_the_quick_starts_rewrite_and_the_matrices() -> None:
+    core = ci()["jobs"]["core"]
+    # Step 1 ends in the rewrite on the bundled examples; core runs it (the installed
+    # script, not .venv/bin: setup-python puts its scripts on PATH on every OS).
+    step_one = _quick_start()[0].split("&&")[-1].strip()
+    rewrite = step_one.replace(".venv/bin/", "")
+    assert rewrite == "qnn-migrate rewrite --diff examples/"
+    commands = [(step, " ".join(w)) for step, w in job_commands(core) if w[0] == "qnn-migrate"]
+    assert [c for _, c in commands] == [rewrite, "qnn-migrate matrix list"]
+    for step, _ in commands:
+        assert all(_step_runs_on(step, os_name) for os_name in RUNNER_OS.values())
+
+
+def test_full_runs_the_readme_test_command() -> None:
+    full = ci()["jobs"]["full"]
+    assert full["runs-on"] == "ubuntu-24.04"
+    setup = [s for s in full["steps"] if "setup-python" in str(s.get("uses"))]
+    assert [s["with"]["python-version"] for s in setup] == ["3.11"]
+    run_steps = [s for s in full["steps"] if "run" in s]
+    assert [s["run"].strip() for s in run_steps] == [_readme_test_command()]
+    assert run_steps[0]["env"] == {"CI": "1"}
+    # Everything: the real-QNN tier's harness imports come with test-qnn.
+    assert installed_extras(full) == [{"bot", "passes", "test", "test-qnn"}]
+
+
+def test_the_hosted_runner_check_reads_the_matrix() -> None:
+    doc = copy.deepcopy(ci())
+    assert lockdown_problems("ci.yml", doc) == []
+    core = doc["jobs"]["core"]
+    assert hosted_runner_labels(core) == CI_OSES
+    core["strategy"]["matrix"]["os"].append("qnn-lab-box")
+    assert lockdown_problems("ci.yml", doc) == [
+        "ci.yml:core: non-device jobs run on GitHub-hosted runners"
+    ]
+    core["strategy"]["matrix"]["os"] = CI_OSES
+    core["strategy"]["matrix"]["include"] = [{"os": "ubuntu-latest", "python": "3.14"}]
+    assert len(lockdown_problems("ci.yml", doc)) == 1  # -latest moves: pin the image
+    core["runs-on"] = "${{ matrix.runner }}"  # a key the matrix does not have
+    assert len(lockdown_problems("ci.yml", doc)) == 1

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.cli import lab as device_cli
 from qnn_migrate.bot.lab import quarantine
-from qnn_migrate.bot.model import Shard, ShardResult, Status
-from qnn_migrate.bot.pr import plan as plan_mod
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import ShardResult, Status
 
-from .conftest import FP, Lab
+from ..lab.support import FP, Lab
+from ..support import dispatched_shard as _shard
+
+ABS = f"{FP}.test_qnn_backend_abs"
+ADD = f"{FP}.test_qnn_backend_add"
 
 
 def host_toml(lab: Lab, **extra: str) -> Path:
@@ -124,66 +127,6 @@ def test_device_check_lifts_quarantine_and_list_shows_it(lab: Lab) -> None:
     assert quarantine.get(lab.state_dir, "PHONE_A") is not None
 
 
-CATALOG = catalog_mod.load()
-WITH_BAD_LABELS = replace(
-    CATALOG,
-    socs={
-        "SM8650": CATALOG.socs["SM8650"],
-        "SM8550": replace(CATALOG.socs["SM8550"], runner_labels=("self-hosted", "qnn", "other")),
-    },
-)
-
-
-def _shard(**kw: object) -> Shard:
-    base: dict[str, object] = {
-        "id": "sm8650-m-1",
-        "matrix": "tests",
-        "soc": "SM8650",
-        "backend": "htp",
-        "seed": 1126,
-        "tests": (f"{FP}.test_qnn_backend_abs",),
-        "sha": "a" * 40,
-        "pr": 7,
-    }
-    return Shard(**(base | kw))  # type: ignore[arg-type]
-
-
-def test_device_matrix_for_good_shards() -> None:
-    m = plan_mod.device_matrix([_shard(), _shard(id="sm8650-m-2")], CATALOG, sha="a" * 40, pr=7)
-    assert [(e["id"], e["soc"]) for e in m["include"]] == [
-        ("sm8650-m-1", "sm8650"),
-        ("sm8650-m-2", "sm8650"),
-    ]
-    assert m["include"][0]["shard"]["tests"] == [f"{FP}.test_qnn_backend_abs"]
-
-
-def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
-    bad = [
-        _shard(sha="b" * 40),
-        _shard(id="x", pr=8),
-        _shard(id="Bad Id/..", device="PHONE_A", executorch_dir="/etc"),
-        _shard(id="y", soc="SM8550"),
-        _shard(id="z", soc="SM8750"),
-        _shard(id="x"),
-    ]
-    try:
-        plan_mod.device_matrix(bad, WITH_BAD_LABELS, sha="a" * 40, pr=7)
-    except ValueError as exc:
-        text = str(exc)
-    else:
-        raise AssertionError("accepted")
-    for needle in (
-        "pinned to bbbbbbbbbbbb",
-        "for PR 8, not 7",
-        "ids are lower-case",
-        "executorch_dir, device belong to the runner host",
-        "SoC SM8550 has runner_labels ['self-hosted', 'qnn', 'other']",
-        "SoC SM8750 is not in the catalog",
-        "shard ids must be unique",
-    ):
-        assert needle in text, needle
-
-
 def test_device_matrix_command_prints_github_outputs(tmp_path: Path) -> None:
     shards = tmp_path / "s.json"
     shards.write_text(json.dumps([_shard().to_dict()]))
@@ -198,3 +141,26 @@ def test_device_matrix_command_prints_github_outputs(tmp_path: Path) -> None:
         device_cli.device_matrix, ["--shards-file", str(shards), "--sha", "c" * 40]
     )
     assert wrong.exit_code == device_cli.EXIT_INPUT and "not the run's cccccccccccc" in wrong.output
+
+
+def test_a_crash_of_the_runner_itself_still_writes_an_infra_result(
+    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from qnn_migrate.bot.cli import lab as device_cli
+
+    def broken(self: Runner, shard: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(Runner, "run", broken)
+    shard_file = tmp_path / "shard.json"
+    shard_file.write_text(json.dumps(lab.shard(ABS, ADD).to_dict()))
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(
+        device_cli.run_shard, ["--shard", str(shard_file), "--out", str(out)], env=lab.env()
+    )
+    assert ran.exit_code == 1, ran.output
+    doc = json.loads((out / "result.json").read_text())
+    assert [r["status"] for r in doc["results"]] == ["INFRA", "INFRA"]
+    assert "the runner itself failed: OSError: No space left on device" in doc["infra_reason"]

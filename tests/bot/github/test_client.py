@@ -1,4 +1,5 @@
-"""The real PyGithub gateway over HTTP: request validation, retries, rate limits, App auth, settings."""
+"""The real PyGithub gateway (github/client.py) over HTTP: request validation, retries, rate
+limits, App auth, write spacing."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ import time
 
 import pytest
 import requests
-from conftest import REPO, TOKEN, standin_env
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from github_standin.fixtures import new_standin
+from github_standin.fixtures import REPO, TOKEN, new_standin
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway, make_client
 from qnn_migrate.bot.github.gateway import GatewayError
-from qnn_migrate.bot.github.settings import Settings, SettingsError
+from qnn_migrate.bot.github.settings import Settings
+
+from ..support import standin_env
 
 HEAD = "a" * 40
 
@@ -164,24 +166,6 @@ def test_github_app_installation_auth(github_standin: GitHubStandIn) -> None:
     comment = gw.create_comment(7, "from the app")
     assert comment.author == "qnn-bot[bot]"
     assert len(github_standin.requests_to("POST", r"/app/installations/654/access_tokens$")) == 1
-
-
-def test_settings_name_every_missing_variable_and_hide_the_token() -> None:
-    with pytest.raises(SettingsError) as info:
-        Settings.from_env({"QNN_BOT_APP_ID": "1", "QNN_BOT_RETRIES": "many"})
-    text = str(info.value)
-    assert "GITHUB_REPOSITORY" in text
-    assert "QNN_BOT_APP_INSTALLATION_ID" in text and "QNN_BOT_APP_PRIVATE_KEY" in text
-    assert "QNN_BOT_RETRIES='many' is not a number" in text
-    with pytest.raises(SettingsError, match="GITHUB_TOKEN"):
-        Settings.from_env({"GITHUB_REPOSITORY": "a/b"})
-    s = Settings.from_env(
-        {"GITHUB_REPOSITORY": "a/b", "GITHUB_TOKEN": "ghp_secret", "GITHUB_RUN_ID": "5"}
-    )
-    assert "ghp_secret" not in repr(s) and "ghp_secret" not in str(s.token)
-    assert s.token is not None and s.token.reveal() == "ghp_secret"
-    assert s.run_url == "https://github.com/a/b/actions/runs/5"
-    assert s.bot_login == "github-actions[bot]"
 
 
 def test_writes_are_spaced_as_settings_say(github_standin: GitHubStandIn) -> None:

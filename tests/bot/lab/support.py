@@ -2,7 +2,8 @@
 
 There are no phones here. ``Lab`` wires the two test doubles (tests/doubles/fake_adb and
 tests/doubles/fake_test_qnn_delegate.py) into a temporary directory so the real runner,
-the real wrapper and the real unittest machinery run against them.
+the real wrapper and the real unittest machinery run against them. The ``lab`` fixture is
+registered for every bot test by tests/bot/conftest.py.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from qnn_migrate.bot.lab.host_config import DeviceEntry, HostConfig
 from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings
 from qnn_migrate.bot.model import Shard
 
-REPO = Path(__file__).resolve().parents[2]
-DOUBLES = REPO / "tests" / "doubles"
+ROOT = Path(__file__).resolve().parents[3]
+DOUBLES = ROOT / "tests" / "doubles"
 FP = "TestQNNFloatingPointOperator"
 QO = "TestQNNQuantizedOperator"
 QM = "TestQNNQuantizedModel"
@@ -175,7 +176,7 @@ _BUILDER: list[Callable[..., list[str]]] = []
 
 
 def command_builder() -> Callable[..., list[str]]:
-    """The catalog's command template (bot/matrices.toml), loaded once per process."""
+    """The catalog's command template (qnn_migrate/bot/matrices.toml), loaded once per process."""
     if not _BUILDER:
         _BUILDER.append(catalog.load().command_argv)
     return _BUILDER[0]

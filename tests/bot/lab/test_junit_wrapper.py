@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from qnn_migrate.bot.lab import junit_wrapper, results
+from qnn_migrate.bot.lab import junit_wrapper, results, runner
 from qnn_migrate.bot.model import Shard, Status
 
-from .conftest import DOUBLES, FP, Lab
+from .support import DOUBLES, FP, Lab
 
 WRAPPER = Path(junit_wrapper.__file__)
+ABS = f"{FP}.test_qnn_backend_abs"
 
 
 def run_wrapper(lab: Lab, script: Path, *args: str, xml: Path) -> subprocess.CompletedProcess[str]:
@@ -154,3 +155,26 @@ def test_control_characters_and_subtests_still_give_valid_xml(
         "_Hostile.test_unexpected": Status.FAIL,
     }
     assert "red" in rep.results["_Hostile.test_ansi"].message
+
+
+def test_the_wrapper_exits_4_when_it_cannot_write_the_xml(lab: Lab) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(runner.WRAPPER),
+            "--junit-xml",
+            str(lab.root / "no" / "such" / "dir" / "junit.xml"),
+            str(lab.checkout / runner.TEST_SCRIPT),
+            ABS,
+            "--enable_x86_64",
+        ],
+        capture_output=True,
+        text=True,
+        env=lab.env(),
+        cwd=lab.checkout,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert "could not write" in proc.stderr
+    assert " ... ok" in proc.stderr  # the run went on; the -v text still has the outcome

@@ -12,7 +12,7 @@ from qnn_migrate.bot.lab import locks, quarantine
 from qnn_migrate.bot.lab.runner import DEVICE_WORKSPACE, Runner
 from qnn_migrate.bot.model import Status
 
-from .conftest import FP, QM, QO, Lab, make_checkout
+from .support import FP, QM, QO, Lab, make_checkout
 
 
 def statuses(result) -> dict[str, Status]:  # type: ignore[no-untyped-def]
@@ -330,7 +330,7 @@ def test_without_the_wrapper_the_verbose_text_is_parsed(lab: Lab) -> None:
 def test_falls_back_to_verbose_text_when_the_wrapper_cannot_drive_the_script(
     lab: Lab, tmp_path: Path
 ) -> None:
-    text = (Path(__file__).parents[1] / "doubles" / "fake_test_qnn_delegate.py").read_text()
+    text = (Path(__file__).parents[2] / "doubles" / "fake_test_qnn_delegate.py").read_text()
     text = text.replace("def setup_environment(", "def setup_env_renamed(").replace(
         "ut_args = setup_environment()", "ut_args = setup_env_renamed()"
     )

@@ -4,7 +4,9 @@ Each test here failed before its fix: relative --out, the runner's own faults, t
 watchdog and start-up time, subtests and a one-shot alarm, the simulator path (infra_reason,
 retry, host checks), host capabilities, compile-only, the SDK version, unbounded output
 lines, processes left behind, symlinks out of the results, and an executorch imported
-from somewhere other than the checkout.
+from somewhere other than the checkout. Three more live with the module they test: the host
+config's kinds (test_host_config.py), the wrapper's exit code 4 when it cannot write the XML
+(test_junit_wrapper.py) and a crash of the runner itself (cli/test_lab.py).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from qnn_migrate.bot.lab import host_config, quarantine, runner
+from qnn_migrate.bot.lab import quarantine, runner
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
 
-from .conftest import FP, QO, Lab
+from .support import FP, QO, Lab
 
 ABS = f"{FP}.test_qnn_backend_abs"
 ADD = f"{FP}.test_qnn_backend_add"
@@ -69,29 +71,6 @@ def test_a_fault_of_the_runners_own_wrapper_is_infra_never_missing(
     assert statuses(result) == [Status.INFRA, Status.INFRA]
     assert "JUnit wrapper failed" in result.results[0].message
     assert "disk full" in result.results[0].message
-
-
-def test_the_wrapper_exits_4_when_it_cannot_write_the_xml(lab: Lab) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(runner.WRAPPER),
-            "--junit-xml",
-            str(lab.root / "no" / "such" / "dir" / "junit.xml"),
-            str(lab.checkout / runner.TEST_SCRIPT),
-            ABS,
-            "--enable_x86_64",
-        ],
-        capture_output=True,
-        text=True,
-        env=lab.env(),
-        cwd=lab.checkout,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 4, proc.stderr
-    assert "could not write" in proc.stderr
-    assert " ... ok" in proc.stderr  # the run went on; the -v text still has the outcome
 
 
 # ------------------------------------------------------------------------- watchdogs
@@ -202,25 +181,6 @@ def test_sdk_version_comes_from_the_library_or_says_unknown_and_why(lab: Lab) ->
     assert runner.sdk_version(str(empty)).startswith(f"unknown (no sdk.yaml in {empty}")
 
 
-def test_host_config_kinds_and_capabilities() -> None:
-    config = host_config.loads(
-        'kind = "x86-simulator"\nqnn_executor_runner = "/srv/r"\n'
-        '[unsupported_tests]\n"TestQNNFloatingPointUtils" = "no etdump"\n'
-    )
-    assert config.simulator and config.runnable_backends == ("htp",)
-    assert config.unsupported("TestQNNFloatingPointUtils.test_x") == "no etdump"
-    assert host_config.HostConfig().runnable_backends == ("htp", "gpu", "lpai")
-    for text, words in (
-        ('kind = "emulator"', "kind must be one of"),
-        ('kind = "x86-simulator"\n[[devices]]\nserial = "A1"\nsoc = "SM8650"', "no [[devices]]"),
-        ('[unsupported_tests]\n"rm -rf" = "x"', "[unsupported_tests]"),
-        ('backends = ["--host=evil"]', "backends must be"),
-    ):
-        with pytest.raises(host_config.HostConfigError, match=None) as caught:
-            host_config.loads(text)
-        assert words in str(caught.value)
-
-
 # ------------------------------------------------------------------------------- D10
 
 
@@ -309,26 +269,3 @@ def test_a_command_line_the_harness_rejects_quarantines_no_phone(lab: Lab) -> No
     assert "SetupEnvironmentError" in result.results[0].message
     assert quarantine.get(lab.state_dir, "PHONE_A") is None
     assert quarantine.get(lab.state_dir, "PHONE_B") is None
-
-
-def test_a_crash_of_the_runner_itself_still_writes_an_infra_result(
-    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from click.testing import CliRunner
-
-    from qnn_migrate.bot.cli import lab as device_cli
-
-    def broken(self: Runner, shard: object) -> None:
-        raise OSError("No space left on device")
-
-    monkeypatch.setattr(Runner, "run", broken)
-    shard_file = tmp_path / "shard.json"
-    shard_file.write_text(json.dumps(lab.shard(ABS, ADD).to_dict()))
-    out = tmp_path / "out"
-    ran = CliRunner().invoke(
-        device_cli.run_shard, ["--shard", str(shard_file), "--out", str(out)], env=lab.env()
-    )
-    assert ran.exit_code == 1, ran.output
-    doc = json.loads((out / "result.json").read_text())
-    assert [r["status"] for r in doc["results"]] == ["INFRA", "INFRA"]
-    assert "the runner itself failed: OSError: No space left on device" in doc["infra_reason"]

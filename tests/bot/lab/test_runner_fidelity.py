@@ -17,7 +17,7 @@ from qnn_migrate.bot.lab.host_config import HostConfig
 from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings, script_argv
 from qnn_migrate.bot.model import Shard
 
-from .conftest import DOUBLES, command_builder
+from .support import DOUBLES, command_builder
 
 
 def executorch_root() -> Path:

@@ -1,24 +1,22 @@
-"""nightly.py: what changed since last night, and the one issue that says so.
+"""nightly/issue.py: what changed since last night, and the one issue that says so.
 
-The issue text is checked against tests/runner/golden/nightly_issue.md; regenerate it with
-``QNN_REGEN_GOLDEN=1 .venv/bin/pytest -p no:xdist tests/runner/test_nightly.py``.
+The issue text is checked against tests/bot/nightly/golden/nightly_issue.md; regenerate it with
+``QNN_REGEN_GOLDEN=1 .venv/bin/pytest -n 0 tests/bot/nightly/test_issue.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from qnn_migrate.bot.cli import nightly as nightly_cli
-from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult, reconcile
+from qnn_migrate.bot.model import Status
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly import issue as nightly
 from qnn_migrate.bot.nightly.baseline import RunInfo, SocBaseline
 from qnn_migrate.bot.nightly.issue import ExistingIssue
+
+from ..support import tonight_results
 
 GOLDEN = Path(__file__).parent / "golden"
 P, F, E, INF, M, S = (
@@ -37,23 +35,6 @@ def night(n: int) -> RunInfo:
     date = f"2026-{11 + (n - 1) // 30:02d}-{1 + (n - 1) % 30:02d}T02:00:00Z"
     sha = hashlib.sha1(str(n).encode()).hexdigest()
     return RunInfo(sha, date, f"https://github.com/o/r/actions/runs/{n}")
-
-
-def tonight_results(
-    soc: str, statuses: dict[str, Status], messages: dict[str, str] | None = None
-) -> list[ShardResult]:
-    ids = tuple(f"{FP}.test_qnn_backend_{k}" for k in statuses)
-    shard = Shard(f"{soc.lower()}-m-1", "m", soc, "htp", 1126, ids, "f" * 40)
-    msgs = messages or {}
-    return [
-        ShardResult.complete(
-            shard,
-            [
-                TestResult(f"{FP}.test_qnn_backend_{k}", s, 1.0, msgs.get(k, ""))
-                for k, s in statuses.items()
-            ],
-        )
-    ]
 
 
 def history(soc: str, nights: list[dict[str, Status]]) -> SocBaseline | None:
@@ -170,104 +151,3 @@ def test_the_issue_stays_under_the_size_cap_and_a_rerun_night_is_not_listed_twic
         nightly.render_night(run_night(None, "SM8650", {"abs": F}, 39)), body
     )
     assert again.count(f"<!-- night {night(39).run_url} -->") == 1
-
-
-def test_reconcile_turns_a_missing_shard_into_infra() -> None:
-    res = tonight_results("SM8650", {"abs": P})
-    lost = Shard(
-        "sm8650-m-2", "m", "SM8650", "htp", 1126, (f"{FP}.test_qnn_backend_add",), "f" * 40
-    )
-    got = reconcile([res[0].shard, lost], res)
-    assert [r.results[0].status for r in got] == [P, INF]
-
-
-def test_nightly_record_updates_baselines_and_plans_the_issue(tmp_path: Path) -> None:
-    sha = "d" * 40
-    abs_id, add_id = f"{FP}.test_qnn_backend_abs", f"{FP}.test_qnn_backend_add"
-    s1 = Shard("sm8650-m-1", "m", "SM8650", "htp", 1126, (abs_id,), sha)
-    s2 = Shard("sm8650-m-2", "m", "SM8650", "htp", 1126, (add_id,), sha)
-    shards = tmp_path / "shards.json"
-    shards.write_text(
-        json.dumps(
-            [{"shard": s.to_dict(), "runs_on": ["self-hosted", "qnn", "sm8650"]} for s in (s1, s2)]
-        )
-    )
-    res = tmp_path / "results" / "qnn-result-sm8650-m-1"
-    res.mkdir(parents=True)
-    (res / "result.json").write_text(
-        json.dumps(
-            ShardResult.complete(s1, [TestResult(abs_id, Status.FAIL, 1.0, "mismatch")]).to_dict()
-        )
-    )
-    (tmp_path / "results" / "junk").mkdir()
-    (tmp_path / "results" / "junk" / "result.json").write_text("{not json")
-    bdir = tmp_path / "baselines"
-    bdir.mkdir()
-    before = baseline.record(
-        None,
-        "SM8650",
-        [
-            ShardResult.complete(
-                Shard("x", "m", "SM8650", "htp", 1, (abs_id, add_id), "e" * 40),
-                [TestResult(abs_id, Status.PASS), TestResult(add_id, Status.PASS)],
-            )
-        ],
-        RunInfo("e" * 40, "2026-11-01T02:00:00Z"),
-    )
-    (bdir / "SM8650.json").write_text(before.to_json())
-    issues = tmp_path / "issues.json"
-    issues.write_text(
-        json.dumps(
-            [
-                {
-                    "number": 12,
-                    "author": {"login": "app/github-actions", "is_bot": True},
-                    "body": "<!-- qnn-nightly-issue -->\nold",
-                }
-            ]
-        )
-    )
-    body = tmp_path / "issue.md"
-    args = [
-        "record",
-        "--shards-file",
-        str(shards),
-        "--results-dir",
-        str(tmp_path / "results"),
-        "--baselines-dir",
-        str(bdir),
-        "--sha",
-        sha,
-        "--date",
-        "2026-11-02T02:00:00Z",
-        "--run-url",
-        "https://github.com/o/r/actions/runs/2",
-        "--issues-file",
-        str(issues),
-        "--issue-out",
-        str(body),
-    ]
-    result = CliRunner().invoke(nightly_cli.nightly_group, args)
-    assert result.exit_code == 0, result.output
-    out = json.loads(result.output.splitlines()[-1])
-    assert out["action"] == "update" and out["issue"] == 12 and out["new_failures"] == 1
-    assert "junk/result.json: ignored" in result.output
-    after = baseline.loads((bdir / "SM8650.json").read_text())
-    # The shard with no result file counts as INFRA, which is not a failure of the code.
-    assert after.tests[abs_id] == (Status.PASS, Status.FAIL)
-    assert after.tests[add_id] == (Status.PASS, Status.INFRA)
-    text = body.read_text()
-    assert (
-        "test_qnn_backend_abs` | FAIL | PASS | mismatch" in text
-        and "test_qnn_backend_add" not in text
-    )
-
-    # The report job re-run for the same night compares with the night before, not with
-    # itself, and does not count the night twice.
-    rerun = [a for a in args[:-1] if a not in ("--date", "2026-11-02T02:00:00Z")]
-    again = CliRunner().invoke(nightly_cli.nightly_group, [*rerun, str(tmp_path / "again.md")])
-    assert json.loads(again.output.splitlines()[-1])["action"] == "update"
-    again_text = (tmp_path / "again.md").read_text()
-    assert again_text.count("<!-- night https://github.com/o/r/actions/runs/2 -->") == 1
-    assert again_text.count("test_qnn_backend_abs` | FAIL | PASS") == 1
-    assert len(baseline.loads((bdir / "SM8650.json").read_text()).runs) == 2

@@ -10,53 +10,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event, pull_request_event
+from github_standin.fixtures import BOT_LOGIN, REPO
+from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import IssueComment
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
-from qnn_migrate.bot.pr.events import handle_pull_request_event
-from qnn_migrate.bot.pr.head import check_head
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
 
-HEAD = "a" * 40
-CONV_FILE = "backends/qualcomm/_passes/canonicalize_conv.py"
-
-
-@pytest.fixture
-def gh(github_standin: GitHubStandIn) -> GitHubStandIn:
-    github_standin.add_user("maint", role="write", repo=REPO)
-    github_standin.add_user("admin", role="admin", repo=REPO)
-    github_standin.add_user("reader", role="read", repo=REPO)
-    github_standin.add_pull(7, author="maint", head_sha=HEAD, files=[CONV_FILE])
-    return github_standin
-
-
-def send(
-    gh: GitHubStandIn,
-    gw: PyGithubGateway,
-    ctx: BotContext,
-    body: str,
-    login: str = "maint",
-    number: int = 7,
-    **kw: object,
-) -> tuple[object, int]:
-    comment = gh.add_comment(number, login, body)
-    event = comment_event(
-        repo=REPO, number=number, body=body, login=login, comment_id=comment.id, **kw
-    )
-    return handle_comment_event(event, gw, ctx), comment.id
+from .support import CONV_FILE, HEAD, bot_comments, send
 
 
 def gh_comments(gh: GitHubStandIn, number: int = 7) -> list[IssueComment]:
     return [IssueComment(c.id, c.author, c.body) for c in gh.comments(number)]
-
-
-def bot_comments(gh: GitHubStandIn, number: int = 7) -> list[str]:
-    return [c.body for c in gh.comments(number) if c.author == BOT_LOGIN]
 
 
 def test_dispatch_pins_the_head_and_reports_progress(
@@ -230,40 +198,6 @@ def test_fork_pr_whose_head_moved_after_review_is_refused(
     assert f"the PR head is `{'b' * 40}`" in bot_comments(gh, 9)[0]
 
 
-def test_run_refuses_when_the_head_moved_before_it_started(
-    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
-) -> None:
-    gh.add_pull(
-        9, author="outsider", head_sha=HEAD, head_repo="outsider/executorch", files=[CONV_FILE]
-    )
-    _, cid = send(gh, gateway, ctx, f"/qnn test canonicalize_conv --sha {HEAD}", number=9)
-    ok = check_head(
-        gateway,
-        pr=9,
-        sha=HEAD,
-        comment_id=cid,
-        catalog=ctx.catalog,
-        bot_login=BOT_LOGIN,
-        links=ctx.links,
-    )
-    assert ok.ok
-    gh.push(9, "b" * 40)
-    moved = check_head(
-        gateway,
-        pr=9,
-        sha=HEAD,
-        comment_id=cid,
-        catalog=ctx.catalog,
-        bot_login=BOT_LOGIN,
-        links=ctx.links,
-    )
-    assert not moved.ok and moved.head == "b" * 40
-    results = find_results_comment(gateway.comments(9), BOT_LOGIN)
-    assert results is not None and results[1] is not None
-    assert results[1].phase is Phase.REFUSED and "refused to start" in results[0].body
-    assert gh.statuses(HEAD)[-1]["state"] == "error"
-
-
 def test_retry_failed_and_cancel(
     gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
 ) -> None:
@@ -311,22 +245,6 @@ def test_a_forged_results_comment_is_not_trusted(
     outcome, _ = send(gh, gateway, ctx, "/qnn retry failed")
     assert outcome.action == "refused"  # type: ignore[attr-defined]
     assert "no earlier device run" in bot_comments(gh)[-1]
-
-
-def test_push_cancels_a_pending_run(
-    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
-) -> None:
-    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
-    same = handle_pull_request_event(
-        pull_request_event(repo=REPO, number=7, head_sha=HEAD), gateway, ctx
-    )
-    assert same.action == "ignored"
-    gh.push(7, "c" * 40)
-    moved = handle_pull_request_event(
-        pull_request_event(repo=REPO, number=7, head_sha="c" * 40), gateway, ctx
-    )
-    assert moved.action == "cancelled" and gh.runs()[0].conclusion == "cancelled"
-    assert "cancelled" in bot_comments(gh)[0] and "c" * 40 in bot_comments(gh)[0]
 
 
 def test_a_dispatch_that_fails_leaves_no_older_outcome_showing(

@@ -11,7 +11,7 @@ import difflib
 import re
 
 import pytest
-from conftest import BOT_LOGIN, REPO, check_golden
+from github_standin.fixtures import BOT_LOGIN, REPO
 from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
@@ -30,6 +30,8 @@ from qnn_migrate.bot.pr.migrate import (
 )
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
 from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
+
+from ..support import check_golden
 
 HEAD = "c" * 40
 EXPORT = "examples/qualcomm/export_model.py"

@@ -1,5 +1,6 @@
-"""The device workflow's plan job: what crosses the dispatch is checked field by field (D11),
-and simulator shards are planned and routed to simulator runners only."""
+"""pr/plan.py's ``device_matrix``, the device workflow's plan job: what crosses the dispatch is
+checked field by field (D11), and simulator shards are planned and routed to simulator runners
+only."""
 
 from __future__ import annotations
 
@@ -12,9 +13,19 @@ from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import Shard
 from qnn_migrate.bot.pr import plan as plan_mod
 
+from ..support import FP
+from ..support import dispatched_shard as _shard
+
 SHA = "a" * 40
 CATALOG = catalog_mod.load()
 CONV = CATALOG.matrices["canonicalize_conv"]
+WITH_BAD_LABELS = replace(
+    CATALOG,
+    socs={
+        "SM8650": CATALOG.socs["SM8650"],
+        "SM8550": replace(CATALOG.socs["SM8550"], runner_labels=("self-hosted", "qnn", "other")),
+    },
+)
 
 
 def shard(**kw: Any) -> Shard:
@@ -141,3 +152,39 @@ def test_a_sim_command_from_the_grammar_plans_simulator_shards() -> None:
         phones, plan_mod.select(phones, CATALOG), catalog=CATALOG, sha=SHA, pr=7
     )
     assert not any(p.shard.enable_x86_64 for p in on_phones.shards)
+
+
+def test_device_matrix_for_good_shards() -> None:
+    m = plan_mod.device_matrix([_shard(), _shard(id="sm8650-m-2")], CATALOG, sha="a" * 40, pr=7)
+    assert [(e["id"], e["soc"]) for e in m["include"]] == [
+        ("sm8650-m-1", "sm8650"),
+        ("sm8650-m-2", "sm8650"),
+    ]
+    assert m["include"][0]["shard"]["tests"] == [f"{FP}.test_qnn_backend_abs"]
+
+
+def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
+    bad = [
+        _shard(sha="b" * 40),
+        _shard(id="x", pr=8),
+        _shard(id="Bad Id/..", device="PHONE_A", executorch_dir="/etc"),
+        _shard(id="y", soc="SM8550"),
+        _shard(id="z", soc="SM8750"),
+        _shard(id="x"),
+    ]
+    try:
+        plan_mod.device_matrix(bad, WITH_BAD_LABELS, sha="a" * 40, pr=7)
+    except ValueError as exc:
+        text = str(exc)
+    else:
+        raise AssertionError("accepted")
+    for needle in (
+        "pinned to bbbbbbbbbbbb",
+        "for PR 8, not 7",
+        "ids are lower-case",
+        "executorch_dir, device belong to the runner host",
+        "SoC SM8550 has runner_labels ['self-hosted', 'qnn', 'other']",
+        "SoC SM8750 is not in the catalog",
+        "shard ids must be unique",
+    ):
+        assert needle in text, needle

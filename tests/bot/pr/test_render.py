@@ -1,18 +1,19 @@
-"""Rendering: golden markdown, verdicts, escaping of untrusted text, and the size limit."""
+"""pr/render.py: golden markdown, escaping of untrusted text, and the size limit."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import check_golden
-from reports import RUN, SHA, baseline_for, results_for
 
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.commands import parse
-from qnn_migrate.bot.pr.plan import Selection, plan, plan_command, select
+from qnn_migrate.bot.pr.plan import Selection, plan
 from qnn_migrate.bot.pr.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
 from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase, RunState
 from qnn_migrate.bot.pr.summary import summarize
+
+from ..support import RUN, SHA, baseline_for, check_golden, results_for
+from ..support import planned_shards as _shards
 
 LINKS = Links("https://github.com/qnn-lab/executorch", RUN)
 
@@ -23,43 +24,6 @@ def _state(
     command = parse(body, catalog)
     assert command is not None
     return RunState(Phase.REPORTED, 7, SHA, command.to_dict(), "maint", 1000001, 4242, RUN)
-
-
-def _shards(catalog: Catalog) -> list:
-    command = parse("/qnn test canonicalize_conv --soc SM8650,SM8750", catalog)
-    assert command is not None
-    p = plan_command(command, select(command, catalog), catalog=catalog, sha=SHA, pr=7)
-    return [x.shard for x in p.shards]
-
-
-def test_summary_verdicts(catalog: Catalog) -> None:
-    shards = _shards(catalog)
-    summary = summarize(results_for(shards), baseline_for(shards, catalog))
-    verdicts = {(f.soc, f.result.status): f.verdict for f in summary.failures}
-    assert verdicts[("SM8650", Status.FAIL)] is Verdict.NEW
-    assert verdicts[("SM8650", Status.ERROR)] is Verdict.PRE_EXISTING
-    assert verdicts[("SM8650", Status.MISSING)] is Verdict.FLAKY
-    assert verdicts[("SM8750", Status.INFRA)] is Verdict.INFRA
-    assert summary.state == "failure" and summary.headline == "1 new failure"
-    assert (summary.ran, summary.expected) == (30, 32)
-
-
-def test_verdict_states() -> None:
-    from qnn_migrate.bot.model import Shard
-
-    shard = Shard("s", "m", "SM8650", "htp", 1, ("TestA.test_a",), "a" * 40)
-
-    def state(status: Status, history: list[Status] | None = None) -> str:
-        result = ShardResult.complete(shard, [TestResult("TestA.test_a", status)])
-        baseline = Baseline(history={("SM8650", "TestA.test_a"): tuple(history or [])})
-        return summarize([result], baseline).state
-
-    assert state(Status.PASS) == "success"
-    assert state(Status.SKIP) == "success"
-    assert state(Status.FAIL) == "failure"  # no baseline: UNCLASSIFIED blocks
-    assert state(Status.FAIL, [Status.FAIL]) == "success"  # pre-existing
-    assert state(Status.INFRA) == "error"
-    assert state(Status.MISSING, [Status.PASS]) == "failure"
 
 
 def test_report_golden(catalog: Catalog) -> None:

@@ -22,7 +22,7 @@ from qnn_migrate.bot.pr.suggestions import (
     unified,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "codemods" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "codemods" / "fixtures"
 PAIRS = sorted(FIXTURES.glob("**/*.in.py"))
 
 

@@ -1,0 +1,51 @@
+"""knowledge.py: what the source proves about a value (a dict of methods or not)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from qnn_migrate.codemods.deprecations import catalog
+from qnn_migrate.codemods.knowledge import Knowledge
+
+
+def test_knowledge_of_dicts() -> None:
+    code = (
+        "import torch\n"
+        "class Net(torch.nn.Module):\n    pass\n"
+        "def f(annotated: torch.nn.Module, unknown):\n"
+        "    net = Net()\n"
+        "    methods = {'forward': net}\n"
+        "    (annotated, unknown, net, methods, Net().eval(), convert())\n"
+    )
+    wrapper = MetadataWrapper(cst.parse_module(code))
+
+    class Metadata(cst.MetadataDependent):
+        METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    metadata = Metadata()
+    function = wrapper.module.body[2]
+    assert isinstance(function, cst.FunctionDef)
+    assert isinstance(function.body, cst.IndentedBlock)
+    last = function.body.body[-1]
+    assert isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Expr)
+    values = last.body[0].value
+    assert isinstance(values, cst.Tuple)
+    annotated, unknown, net, methods, chained, convert = (e.value for e in values.elements)
+    with metadata.resolve(wrapper):
+        knowledge = Knowledge(
+            catalog().evidence,
+            lambda node: {q.name for q in metadata.get_metadata(QualifiedNameProvider, node, ())},
+            lambda node: metadata.get_metadata(ScopeProvider, node, None),
+            lambda node: metadata.get_metadata(ParentNodeProvider, node, None),
+        )
+        assert knowledge.is_not_dict(annotated)
+        assert knowledge.is_not_dict(net) and knowledge.is_not_dict(chained)
+        assert knowledge.is_dict(methods) and not knowledge.is_not_dict(methods)
+        assert not knowledge.is_not_dict(unknown) and not knowledge.is_dict(unknown)
+        assert not knowledge.is_not_dict(convert)
