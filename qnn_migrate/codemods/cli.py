@@ -30,7 +30,7 @@ from qnn_migrate.codemods.deprecations import (
     lower_to_qnn,
     target_names,
 )
-from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover, exclusion
+from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover
 from qnn_migrate.codemods.output import Mode, RunReport, Site
 from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 
@@ -53,7 +53,6 @@ PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 _NEEDLE = lower_to_qnn().name.encode()
 # The reason of a rewritten site (the same in every mode, so a cached result serves all).
 REWRITTEN = f"{lower_to_qnn().name} -> {lower_to_qnn().replacement}"
-_exclusion = exclusion  # the compiled matcher, under the name the fast-path tests use
 
 EPILOG = """\b
 Exit codes (the highest that applies wins: 3 over 1 over 0):

@@ -12,7 +12,7 @@ fifth of the two it replaces.
 Positions are those of ``PositionProvider``: where the node's own syntax starts (after its
 leading comments and blank lines and its parentheses). The hooks are the ones
 ``PositionProvider`` itself overrides in libcst's ``CodegenState``; libcst is pinned in
-pyproject.toml, and ``tests/codemods/test_rewrite_fast_path.py`` compares positions, parents
+pyproject.toml, and ``tests/codemods/test_tree_index.py`` compares positions, parents
 and order with libcst's own on real files.
 """
 

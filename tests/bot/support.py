@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -21,10 +22,19 @@ from qnn_migrate.bot.pr.commands import parse
 from qnn_migrate.bot.pr.plan import plan_command, select
 
 ROOT = Path(__file__).resolve().parents[2]
-DELEGATE = (
-    ROOT
-    / ".venv/lib/python3.11/site-packages/executorch/backends/qualcomm/tests/test_qnn_delegate.py"
-)
+
+
+def delegate_tests() -> Path:
+    """The installed ExecuTorch's test_qnn_delegate.py (found without importing ExecuTorch).
+
+    Tests that call this need the [passes] extra: mark them ``pytest.mark.passes``.
+    """
+    spec = importlib.util.find_spec("executorch")
+    assert spec is not None and spec.submodule_search_locations, "executorch is not installed"
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return root / "backends" / "qualcomm" / "tests" / "test_qnn_delegate.py"
+
+
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGEN = os.environ.get("QNN_REGEN_GOLDEN") == "1"
 

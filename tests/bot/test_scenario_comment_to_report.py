@@ -1,6 +1,6 @@
 """End to end through the CLI the workflows call, against the GitHub stand-in over HTTP.
 
-payload -> `bot on-comment` (parse, authorize, pin, dispatch) -> the dispatched shards ->
+payload -> `bot on-event --event-name issue_comment` (the command the workflow runs: parse, authorize, pin, dispatch) -> the dispatched shards ->
 `bot check-head` -> JUnit files as the device jobs upload them (tests/bot/e2e) ->
 `bot report` -> the results comment on the stand-in, compared with golden markdown.
 """
@@ -56,7 +56,9 @@ def test_comment_to_dispatch_to_report(gh: GitHubStandIn, tmp_path: Path) -> Non
     event, cid = _comment(
         gh, tmp_path, "Looks right.\n\n/qnn test canonicalize_conv --soc SM8650,SM8750\n"
     )
-    code, out = _invoke(gh, ["on-comment", "--event-path", str(event)])
+    code, out = _invoke(
+        gh, ["on-event", "--event-name", "issue_comment", "--event-path", str(event)]
+    )
     assert code == 0, out
     assert json.loads(out)["action"] == "dispatched"
 
@@ -122,7 +124,9 @@ def test_comment_to_dispatch_to_report(gh: GitHubStandIn, tmp_path: Path) -> Non
     # `/qnn retry failed` runs exactly the failed (SoC, test) pairs at the current head.
     gh.push(7, "b" * 40)
     event, _ = _comment(gh, tmp_path, "/qnn retry failed")
-    code, out = _invoke(gh, ["on-comment", "--event-path", str(event)])
+    code, out = _invoke(
+        gh, ["on-event", "--event-name", "issue_comment", "--event-path", str(event)]
+    )
     assert json.loads(out)["action"] == "dispatched", out
     retry = Plan.from_json(gh.runs()[-1].inputs["shards"])
     assert gh.runs()[-1].inputs["sha"] == "b" * 40
@@ -132,7 +136,10 @@ def test_comment_to_dispatch_to_report(gh: GitHubStandIn, tmp_path: Path) -> Non
 
 def test_a_moved_head_refuses_the_run(gh: GitHubStandIn, tmp_path: Path) -> None:
     event, cid = _comment(gh, tmp_path, "/qnn test canonicalize_conv")
-    assert _invoke(gh, ["on-comment", "--event-path", str(event)])[0] == 0
+    assert (
+        _invoke(gh, ["on-event", "--event-name", "issue_comment", "--event-path", str(event)])[0]
+        == 0
+    )
     gh.push(7, "b" * 40)
     code, out = _invoke(gh, ["check-head", "--pr", "7", "--sha", HEAD, "--comment-id", str(cid)])
     assert code == 3 and "moved from" in out

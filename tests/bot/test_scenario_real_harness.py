@@ -33,7 +33,7 @@ from qnn_migrate.bot.model import Status
 
 from .lab.support import GIT_ENV
 
-pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
+pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 
 TESTS = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent / "real_harness"

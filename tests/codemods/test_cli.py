@@ -192,6 +192,7 @@ def test_bad_files_are_skipped_and_reported(
     assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()  # run went on
 
 
+@pytest.mark.posix  # file modes (0o755) are POSIX
 def test_encoding_bom_newlines_and_mode_are_kept(tmp_path: Path) -> None:
     latin = tmp_path / "latin.py"
     latin.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + OLD_CALL).encode("latin-1"))

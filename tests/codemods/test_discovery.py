@@ -10,7 +10,7 @@ from pathlib import Path
 import pathspec
 import pytest
 
-from qnn_migrate.codemods import cli, discovery
+from qnn_migrate.codemods import discovery
 from qnn_migrate.codemods.discovery import LOOP, Selection, discover
 
 
@@ -186,11 +186,19 @@ def test_a_pattern_without_a_slash_matches_names_only_as_ruff_s_do(tmp_path: Pat
 
 
 def test_exclusion_matches_as_fnmatch_does() -> None:
-    patterns = (*cli.DEFAULT_EXCLUDES, "test_*", "*/_passes/*", "[a-c]*.py", "x?y", "a|b", "(c)")
-    excluded = cli._exclusion(patterns)
+    patterns = (
+        *discovery.DEFAULT_EXCLUDES,
+        "test_*",
+        "*/_passes/*",
+        "[a-c]*.py",
+        "x?y",
+        "a|b",
+        "(c)",
+    )
+    excluded = discovery.exclusion(patterns)
     names = ["build", "pkg.egg-info", "test_x.py", "b.py", "d.py", "xzy", "a|b", "(c)", "a", "."]
     for name in names:
         for relative in (name, f"src/{name}", f"src/_passes/{name}", f"deep/er/{name}"):
             expected = any(fnmatch.fnmatch(t, p) for p in patterns for t in (name, relative))
             assert excluded(name, relative) == expected, (name, relative)
-    assert not cli._exclusion(())("build", "build")
+    assert not discovery.exclusion(())("build", "build")

@@ -36,7 +36,10 @@ def _executorch_files() -> list[Path]:
     and run on an excerpt, up to 700 lines: the whole-file run of the larger ones takes
     seconds (the benchmark compares those, against libcst.tool)."""
     spec = importlib.util.find_spec("executorch")
-    assert spec is not None and spec.submodule_search_locations, "executorch is not installed"
+    if spec is None or not spec.submodule_search_locations:
+        # A core-only venv: the test below is marked passes and deselected there; where it
+        # is selected without ExecuTorch, its empty parameter set skips, which CI fails.
+        return []
     root = Path(next(iter(spec.submodule_search_locations)))
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -111,6 +114,7 @@ def test_the_excerpt_cases_cut_code_and_use_the_excerpt(monkeypatch: pytest.Monk
     assert used >= len(padded) * 3 // 4
 
 
+@pytest.mark.passes  # the installed ExecuTorch's own files are the corpus
 @pytest.mark.parametrize("path", _executorch_files(), ids=lambda p: p.name)
 def test_excerpts_give_the_whole_file_result_on_executorch(path: Path) -> None:
     code = read(path)

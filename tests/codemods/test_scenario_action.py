@@ -14,6 +14,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
+# The composite action runs bash with a venv's bin/ (GitHub's Linux and macOS runners).
+pytestmark = pytest.mark.posix
+
 BIN = Path(sys.executable).parent
 QNN_MIGRATE = shutil.which("qnn-migrate", path=str(BIN))
 OLD_CALL = """\

@@ -50,7 +50,7 @@ def bot() -> None:
 
     \b
     qnn-migrate bot parse < comment.txt        try a comment offline
-    qnn-migrate bot on-comment --event-path F  handle an issue_comment event (workflow)
+    qnn-migrate bot on-event --event-name issue_comment --event-path F   handle a webhook event
     qnn-migrate bot check-head --pr N --sha S  refuse a run whose PR head moved
     qnn-migrate bot report --shards-file F --results-dir D   write the results comment
     """
@@ -152,23 +152,6 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
     _echo_outcome(outcome)
-
-
-@bot.command("on-comment")
-@click.option(
-    "--event-path",
-    envvar="GITHUB_EVENT_PATH",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The issue_comment payload JSON (default: $GITHUB_EVENT_PATH).",
-)
-@CATALOG_OPTION
-@click.pass_context
-def on_comment(ctx: click.Context, event_path: Path, catalog_path: Path | None) -> None:
-    """Handle an issue_comment event: parse, authorize, pin the head SHA, dispatch."""
-    ctx.invoke(
-        on_event, event_name="issue_comment", event_path=event_path, catalog_path=catalog_path
-    )
 
 
 @bot.command("check-head")

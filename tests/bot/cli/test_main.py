@@ -28,7 +28,8 @@ def test_the_top_level_command_reaches_the_bot_groups() -> None:
     result = runner.invoke(qnn_migrate.main, ["bot", "parse"], input="/qnn help")
     assert result.exit_code == 0 and '"action": "help"' in result.output
     listed = runner.invoke(qnn_migrate.main, ["bot", "--help"])
-    assert "on-comment" in listed.output and "report" in listed.output
+    assert "on-event" in listed.output and "report" in listed.output
+    assert "on-comment" not in listed.output  # no alias that no workflow calls
 
 
 def test_plan_prints_the_nightly_shards() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from qnn_migrate.bot.cli.matrix import matrix
 
-from ..support import DELEGATE
+from ..support import delegate_tests
 
 
 def test_matrix_list_and_show() -> None:
@@ -49,11 +50,13 @@ def test_matrix_check_reports_a_broken_data_file(tmp_path: Path) -> None:
     assert "linear_qta is not in the registry" in result.output and "did you mean" in result.output
 
 
+@pytest.mark.passes  # reads the installed ExecuTorch's harness
 def test_matrix_registry_regenerates_and_checks(tmp_path: Path) -> None:
     out = tmp_path / "registry.json"
     runner = CliRunner()
     wrote = runner.invoke(
-        matrix, ["registry", "--from", str(DELEGATE), "--version", "1.5.1", "--out", str(out)]
+        matrix,
+        ["registry", "--from", str(delegate_tests()), "--version", "1.5.1", "--out", str(out)],
     )
     assert wrote.exit_code == 0 and "564 tests in 12 classes" in wrote.output
     default = (
@@ -62,6 +65,15 @@ def test_matrix_registry_regenerates_and_checks(tmp_path: Path) -> None:
     assert out.read_text() == default.read_text()
     checked = runner.invoke(
         matrix,
-        ["registry", "--from", str(DELEGATE), "--version", "1.5.2", "--out", str(out), "--check"],
+        [
+            "registry",
+            "--from",
+            str(delegate_tests()),
+            "--version",
+            "1.5.2",
+            "--out",
+            str(out),
+            "--check",
+        ],
     )
     assert checked.exit_code == 1 and "out of date" in checked.output

@@ -13,11 +13,15 @@ import ast
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from qnn_migrate.bot.lab.host_config import HostConfig
 from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings, script_argv
 from qnn_migrate.bot.model import Shard
 
 from .support import DOUBLES, command_builder
+
+pytestmark = pytest.mark.passes  # reads the installed ExecuTorch's sources
 
 
 def executorch_root() -> Path:

@@ -29,7 +29,7 @@ from torch.export.graph_signature import InputKind
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
 
-SCENARIOS = Path(__file__).resolve().parent / "semantics"
+SCENARIOS = Path(__file__).resolve().parents[1] / "codemods" / "semantics"
 pytestmark = pytest.mark.xdist_group("rewrite-semantics")  # one worker runs each original once
 
 
