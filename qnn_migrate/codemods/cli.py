@@ -541,8 +541,8 @@ def _stdin(settings: Settings, mode: Mode) -> tuple[Outcome, bytes, bytes | None
     default=DEFAULT_FLOW,
     show_default=True,
     help="qnn-passes target: canonical writes your own torch.export.export(..., strict=True) "
-    "wherever the source shows the module's shape (qnn_export elsewhere); qnn-export always "
-    "calls qnn_passes.qnn_export.",
+    "wherever the source shows the module's shape and whether inputs and dynamic_shapes are "
+    "per method (qnn_export elsewhere); qnn-export always calls qnn_passes.qnn_export.",
 )
 @click.option(
     "--cache/--no-cache",
@@ -597,6 +597,14 @@ def rewrite(
     mode: Mode = "diff" if show_diff else "check" if check else "write"
     if "-" in paths and len(paths) > 1:
         raise click.UsageError("- (standard input) cannot be combined with other paths")
+    if paths == ("-",) and mode == "write" and fmt != "text":
+        # Both would go to stdout; printing only the report would lose the code, silently.
+        raise click.UsageError(
+            f"- (standard input) prints the rewritten code on stdout, where --output-format "
+            f"{fmt} prints its report; use one: drop --output-format for the code (the report "
+            f"goes to stderr as text), add --check for the {fmt} report alone, or pass a file "
+            f"path to rewrite it in place and get the {fmt} report"
+        )
     missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
     if missing:
         raise click.UsageError(f"no such file or directory: {', '.join(missing)}")

@@ -143,12 +143,21 @@ def _has_global(text: str) -> bool:
 
 def _on_excerpt(rule: LowerToQnn, code: str, excerpt: Excerpt, filename: str) -> FileResult | None:
     """The result of running on the excerpt, or None when only the whole file will do."""
-    outcome = _run(rule, excerpt.text, code, filename)
+    try:
+        outcome = _run(rule, excerpt.text, code, filename)
+    except RewriteError:
+        # The file parses (cut() checked), so an excerpt that does not is a flaw of the cut:
+        # the whole file decides, and reports its own syntax errors at their own lines.
+        return None
     footprint = outcome.footprint
     if footprint.class_level_sites:
         return None  # class-level names of dropped methods would matter
-    if footprint.removed_names and footprint.removed_names & set(WORD.findall(excerpt.dropped)):
-        return None  # the dropped code may still use an import the rule removed
+    if footprint.removed_names or footprint.keys_read:
+        dropped = set(WORD.findall(excerpt.dropped))
+        if footprint.removed_names & dropped:
+            return None  # the dropped code may still use an import the rule removed
+        if footprint.keys_read & dropped:
+            return None  # the dropped code may change the keys of a dict the rule read
     if footprint.import_names & excerpt.dropped_methods:
         return None  # a dropped method binds a name a new import would take, in its class
     unfixable = tuple(

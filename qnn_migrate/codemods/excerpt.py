@@ -98,8 +98,8 @@ class _Cutter:
             if last < first:
                 continue  # shares its line with the next statement, which keeps it
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                body_line = node.body[0].lineno
-                if self.mentions(first, last) or body_line == node.lineno:
+                body_line = self.body_line(node)
+                if body_line is None or self.mentions(first, last):
                     self.keep(first, last)
                 elif in_class:
                     self.drop(first, last)
@@ -109,8 +109,7 @@ class _Cutter:
                     self.keep(first, body_line - 1)
                     self.stub(body_line)
                     self.drop(body_line, last)
-            elif isinstance(node, ast.ClassDef) and node.body[0].lineno != node.lineno:
-                body_line = _start(node.body[0])
+            elif isinstance(node, ast.ClassDef) and (body_line := self.body_line(node)):
                 self.keep(first, body_line - 1)
                 if not (self.mentions(first, last) and self.statements(node.body, last, True)):
                     self.stub(body_line)
@@ -119,6 +118,19 @@ class _Cutter:
                 self.keep(first, last)
             kept_any = True
         return kept_any
+
+    def body_line(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int | None:
+        """The line a ``def``'s or ``class``'s body starts on, with the decorators of its first
+        statement (a nested ``@decorator`` line belongs to the body, not the header); None when
+        the body starts on the header's own line (``def f(): return 1``), so it has no line
+        of its own to replace."""
+        first = node.body[0]
+        line = _start(first)
+        if line == first.lineno:
+            before = self.lines[line - 1].encode("utf-8")[: first.col_offset]  # offsets in bytes
+            if before.strip():
+                return None
+        return line
 
 
 def _start(node: ast.stmt) -> int:

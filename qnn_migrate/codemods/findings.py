@@ -119,6 +119,15 @@ KEPT_IMPORT = (
     f"the import of {OLD} stays although this file no longer calls it: {{why}}; remove it "
     "once nothing imports the name from here"
 )
+UNUSED_IMPORT_REMOVED = (
+    f"the import of {OLD} is removed: nothing in this file uses it, and it would fail once "
+    "ExecuTorch removes the function"
+)
+UNUSED_IMPORT_KEPT = (
+    f"the import of {OLD} stays although nothing in this file uses it: {{why}}. It fails once "
+    "ExecuTorch removes the function: migrate the code that gets the name through this "
+    "module, then remove the import"
+)
 NESTED = (
     f"this {OLD} call has another one inside its arguments; rewrite the inner call into a "
     "statement of its own first, then run again"

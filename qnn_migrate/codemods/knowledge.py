@@ -1,12 +1,13 @@
 """What can be shown about a value without running the code: is it (never) a dict?
 
-Used by ``--target executorch`` to pick the short single-method form only when the source
-proves that ``module`` is not a dict (a literal, a call of a known module factory or of a
+Used by both targets to pick the short single-method (or known-methods) form only when the
+source proves that ``module`` is not a dict (a literal, a call of a known module factory or of a
 class defined in the file that derives from ``torch.nn.Module``, a parameter annotated as a
 module, a name assigned exactly once from one of those, or assigned one of those by the
 statement right before, as ``m = convert_pt2e(m)``), and that a value is a dict (a dict
-display, ``dict(...)``, a parameter annotated ``Dict[...]``). No proof means "unknown", and the
-target then emits code that decides at run time. The known callables are data
+display, ``dict(...)``, a parameter annotated ``Dict[...]``), and which keys a dict has (a
+display, or a name assigned a display once whose other uses only read it). No proof means
+"unknown", and the target then emits code that decides at run time. The known callables are data
 (``[evidence]`` in ``data/deprecations.toml``).
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import libcst as cst
-from libcst.metadata import Assignment, Scope
+from libcst.metadata import Assignment, GlobalScope, Scope
 
 from qnn_migrate.codemods.deprecations import Evidence
 
@@ -43,16 +44,26 @@ class Knowledge:
         self._qualified = qualified
         self._scope = scope
         self._parent = parent
+        # Module-level names whose dict keys were read from their assignment: code elsewhere
+        # in the file (a function an excerpt leaves out) could change those keys.
+        self.followed: set[str] = set()
 
-    def _single_assignment(self, name: cst.Name) -> cst.CSTNode | None:
-        """The node that binds ``name`` when exactly one binding is visible, else None."""
+    def _single_binding(self, name: cst.Name) -> Assignment | None:
+        """The binding of ``name`` when exactly one is visible, else None."""
         scope = self._scope(name)
         if scope is None:
             return None
         found = list(scope[name.value])
         if len(found) != 1 or not isinstance(found[0], Assignment):
             return None
-        node = found[0].node
+        return found[0]
+
+    def _single_assignment(self, name: cst.Name) -> cst.CSTNode | None:
+        """The node that binds ``name`` when exactly one binding is visible, else None."""
+        binding = self._single_binding(name)
+        if binding is None:
+            return None
+        node = binding.node
         assert isinstance(node, cst.CSTNode)
         return node
 
@@ -86,11 +97,24 @@ class Knowledge:
 
     def dict_keys(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str] | None:
         """The keys of a dict display with string-literal keys, followed through names
-        assigned once (or right before); None when the source does not show them."""
+        assigned once (or right before); None when the source does not show them.
+
+        A dict changes its keys without being bound again (``d["k"] = v``, ``d.update(...)``,
+        or any code it is handed to), so a name assigned once counts only when every other
+        use of it only reads it (:func:`_reads_only`).
+        """
         if depth > _MAX_DEPTH:
             return None
         if isinstance(node, cst.Name):
-            value = self._value_of(node, self._single_assignment(node))
+            binding = self._single_binding(node)
+            if binding is not None:
+                if not all(_reads_only(a.node, node, self._parent) for a in binding.references):
+                    return None
+                if isinstance(binding.scope, GlobalScope):
+                    self.followed.add(node.value)
+            target = binding.node if binding is not None else None
+            assert target is None or isinstance(target, cst.CSTNode)
+            value = self._value_of(node, target)
             return None if value is None else self.dict_keys(value, depth + 1)
         return literal_keys(node)
 
@@ -197,6 +221,50 @@ class Knowledge:
             binding = self._single_assignment(base)
             return isinstance(binding, cst.ClassDef) and self._is_module_class(binding, depth + 1)
         return False
+
+
+# Methods of a dict that leave its keys as they are.
+_READING_METHODS = frozenset({"keys", "values", "items", "get", "copy"})
+# Where a subscript, or a tuple of targets holding one, is stored to or deleted.
+_STORES = (
+    cst.AssignTarget,
+    cst.AugAssign,
+    cst.AnnAssign,
+    cst.Del,
+    cst.For,
+    cst.CompFor,
+    cst.AsName,
+)
+
+
+def _reads_only(
+    use: cst.CSTNode,
+    asked: cst.CSTNode,
+    parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> bool:
+    """True if ``use`` (a use of a dict's name) cannot change the dict's keys: the use asked
+    about, an item read (``d["k"]``), a reading method (``d.items()``), a membership test or
+    an iteration. Anything else (an item stored or deleted, another method, the dict passed
+    to a call or bound to another name) might."""
+    if use is asked:
+        return True
+    above = parent(use)
+    match above:
+        case cst.Subscript(value=value) if value is use:
+            walk: cst.CSTNode | None = parent(above)
+            while isinstance(walk, cst.Element | cst.StarredElement | cst.Tuple | cst.List):
+                walk = parent(walk)  # `a, d["k"] = ...` stores too
+            return not isinstance(walk, _STORES)
+        case cst.Attribute(value=value, attr=attr) if value is use:
+            call = parent(above)
+            return (
+                attr.value in _READING_METHODS and isinstance(call, cst.Call) and call.func is above
+            )
+        case cst.ComparisonTarget(comparator=value) if value is use:
+            return True
+        case cst.For(iter=value) | cst.CompFor(iter=value) if value is use:
+            return True
+    return False
 
 
 def literal_keys(node: cst.BaseExpression) -> frozenset[str] | None:

@@ -49,7 +49,7 @@ class RewritePlan:
 
     def is_empty(self) -> bool:
         """True when nothing would change."""
-        return not (self.calls or self.statements)
+        return not (self.calls or self.statements or self.remove_aliases)
 
     def targets(self) -> list[cst.CSTNode]:
         """Every node whose leave hook has work to do."""
@@ -117,6 +117,7 @@ class ApplyPlan(cst.CSTTransformer):
         self.config = module.config_for_parsing
         self.newline = module.default_newline
         self.unit = module.default_indent
+        self.gone: set[cst.CSTNode] = set()  # statements removed whole
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.paths is not None and node not in self.paths:
@@ -131,6 +132,23 @@ class ApplyPlan(cst.CSTTransformer):
         # Called for every block, entered or not; ``on_visit`` counted only those entered.
         if self.paths is None or original_node in self.paths:
             self.depth -= 1
+        if original_node.body and original_node.body[0] in self.gone:
+            return updated_node.with_changes(body=_close_gap(updated_node.body))
+        return updated_node
+
+    def leave_Try(
+        self, original_node: cst.Try, updated_node: cst.Try
+    ) -> cst.BaseStatement | cst.RemovalSentinel:
+        # Blocks are only empty where the plan removed every statement: a `try` that imported
+        # an unused name, with `except ImportError:` fallbacks for it alone, goes whole.
+        if (
+            not updated_node.body.body
+            and all(not handler.body.body for handler in updated_node.handlers)
+            and updated_node.orelse is None
+            and updated_node.finalbody is None
+        ):
+            self.gone.add(original_node)
+            return cst.RemovalSentinel.REMOVE
         return updated_node
 
     @property
@@ -203,6 +221,7 @@ class ApplyPlan(cst.CSTTransformer):
                 new[0] = _with_leading(new[0], [cst.EmptyLine()])
             statements += new
         if not statements:
+            self.gone.add(original_node)
             return cst.RemovalSentinel.REMOVE
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
 
@@ -300,6 +319,12 @@ class ApplyPlan(cst.CSTTransformer):
         return relayout(self.module, updated_node, kept, added, self.room)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if original_node.body and original_node.body[0] in self.gone:
+            if updated_node.body:
+                updated_node = updated_node.with_changes(body=_close_gap(updated_node.body))
+            else:
+                footer = _without_blanks(updated_node.footer)
+                updated_node = updated_node.with_changes(footer=footer)
         if not self.plan.imports_first:
             return updated_node
         new = self.parse(import_lines(self.plan.imports_first, self.newline, self.unit, self.width))
@@ -347,6 +372,23 @@ def _tidy(statement: cst.SimpleStatementLine, module: cst.Module, room: int) -> 
     tidied = statement.with_changes(body=[small.with_changes(value=flat)])
     line = module.code_for_node(tidied).rstrip("\r\n")
     return tidied if len(line) <= room and "\n" not in line else statement
+
+
+def _close_gap(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A block whose first statement was removed starts with the next one, without the
+    blank lines that separated the two."""
+    statements = list(body)
+    if statements:
+        statements[0] = _with_leading(statements[0], _without_blanks(_leading(statements[0])))
+    return statements
+
+
+def _without_blanks(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """``lines`` from the first comment on."""
+    kept = list(lines)
+    while kept and kept[0].comment is None:
+        kept.pop(0)
+    return kept
 
 
 def _leading(node: cst.BaseStatement) -> list[cst.EmptyLine]:

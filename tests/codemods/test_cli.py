@@ -240,6 +240,25 @@ def test_stdin_to_stdout() -> None:
     assert result.exit_code == 0 and result.stdout.startswith("--- a/-")
 
 
+@pytest.mark.parametrize("fmt", ["json", "github"])
+def test_stdin_with_a_report_format_is_a_usage_error(fmt: str) -> None:
+    """The report and the rewritten code would both need stdout: refused, never the code
+    lost; --check (nothing to write) gives the report."""
+    for args in (["--output-format", fmt, "-"], *([["--json", "-"]] if fmt == "json" else [])):
+        result = CliRunner().invoke(rewrite, args, input=OLD_CALL)
+        assert result.exit_code == 2, args
+        assert f"--output-format {fmt} prints its report" in result.stderr
+        assert "drop --output-format for the code" in result.stderr
+        assert "pass a file path" in result.stderr
+        assert result.stdout == ""
+    result = CliRunner().invoke(rewrite, ["--check", "--output-format", fmt, "-"], input=OLD_CALL)
+    assert result.exit_code == 1
+    if fmt == "json":
+        assert json.loads(result.stdout)["files_changed"] == ["-"]
+    else:
+        assert result.stdout.startswith("::error file=-,") and "would rewrite" in result.stdout
+
+
 def test_excludes_default_and_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # no config: patterns are relative to the current directory
     for directory in (".git", "build", "venv_dir", "vendored", "src"):
@@ -622,7 +641,7 @@ import torch
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
 
 
-def lower(inputs, specs):
+def lower(inputs: tuple, specs):  # a tuple: not keyed by method
     model = torch.nn.Linear(2, 2)
     return to_edge_transform_and_lower_to_qnn(model, inputs, specs)
 """

@@ -9,16 +9,18 @@ refuses a result that changed what was cut away.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from qnn_migrate.codemods import excerpt
 from qnn_migrate.codemods.engine import RewriteError, rewrite_code
 from qnn_migrate.codemods.excerpt import cut, splice, split_lines
 
-from .rewrite_goldens import cases, read
+from .rewrite_goldens import FIXTURES, cases, read
 from .support import big_module as _big_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,3 +159,53 @@ def test_splice_refuses_changes_to_dropped_lines() -> None:
     lines[stub] = lines[stub].replace("...", "pass")
     assert splice(code, excerpt, "".join(lines)) is None
     assert splice(code, excerpt, excerpt.text) == code
+
+
+def test_a_function_whose_body_starts_with_a_decorated_function() -> None:
+    """A nested ``@decorator`` line belongs to the body the excerpt drops, not to the header
+    it keeps: a stub after it would not parse, and the file was refused."""
+    code = read(FIXTURES / "lower_to_qnn/qnn-passes/excerpt_decorated_nested_function.in.py")
+    found = cut(code, OLD)
+    assert found is not None and '@register("relu")' not in found.text
+    ast.parse(found.text)
+    cst.parse_module(found.text)
+    fast, whole = rewrite_code(code), rewrite_code(code, excerpts=False)
+    assert fast.excerpt and fast.sites_rewritten == 1
+    assert (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
+
+
+def test_a_body_on_the_last_line_of_a_long_header_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(excerpt, "MIN_LINES", 0)
+    monkeypatch.setattr(excerpt, "WORTHWHILE", 1.0)
+    code = (
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n\n"
+        "def first(\n    a,\n    b,\n): return a + b\n\n\n"
+        "class Short(\n    object,\n): x = 1\n\n\n"
+        f"def lower(m, i, s):\n    return {OLD}(m, i, s)\n"
+    )
+    found = cut(code, OLD)
+    assert found is not None
+    ast.parse(found.text)
+    fast, whole = rewrite_code(code), rewrite_code(code, excerpts=False)
+    assert fast.excerpt and (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
+
+
+def test_a_dropped_function_that_changes_the_keys_of_a_dict_the_rule_read() -> None:
+    """Module-level inputs keyed by the method, one key added by a function the excerpt
+    drops: only the whole file shows that the keys are not known, so it decides."""
+    functions = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    code = (
+        "import torch\n"
+        f"from executorch.backends.qualcomm.utils.utils import {OLD}\n\n"
+        'INPUTS = {"forward": (torch.randn(1, 8),)}\n\n\n'
+        + functions
+        + 'def add_method():\n    INPUTS["decode"] = (torch.randn(1, 1),)\n\n\n'
+        f"def lower(specs):\n    return {OLD}(torch.nn.ReLU(), INPUTS, specs)\n"
+    )
+    fast, whole = rewrite_code(code), rewrite_code(code, excerpts=False)
+    assert "qnn_export(" in whole.code  # the keys are not known: decided at run time
+    assert (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
+    control = code.replace('    INPUTS["decode"] = (torch.randn(1, 1),)', "    pass")
+    assert 'INPUTS["forward"]' in rewrite_code(control).code

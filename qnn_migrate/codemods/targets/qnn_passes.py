@@ -5,7 +5,8 @@ Before (any mix of positional and keyword arguments)::
     edge = to_edge_transform_and_lower_to_qnn(model, inputs, specs, skip_node_op_set=ops)
 
 After, where the call may have statements of its own and the source shows that ``model`` is
-one module (the canonical flow, the default)::
+one module and that ``inputs`` (and ``dynamic_shapes``) are not per-method dicts (the
+canonical flow, the default; keyed by "forward", they are indexed by it, as the wrapper did)::
 
     setup_qnn_sdk()
     programs = torch.export.export(model, inputs, strict=True)
@@ -143,6 +144,10 @@ class QnnPassesTarget:
         uses = dict(USES)
         if methods:  # read in the loop, once per method
             uses.update({p: 2 for p in ("module", "inputs", "dynamic_shapes")})
+        else:  # indexed by "forward": a dict display gets a name first
+            uses.update(
+                {p: 2 for p in ("inputs", "dynamic_shapes") if shape.get(p) == "per_method"}
+            )
         plan = plan_arguments(
             site.bound, order=self.statement_order, uses=uses, statements=True, work_starts=0
         )
@@ -153,10 +158,16 @@ class QnnPassesTarget:
         base = site.block_column
         printer = site.printer
         if not methods:
+            # One module is the wrapper's method "forward": an argument keyed by the method
+            # names is that method's value, as the wrapper selected it.
             args = [
                 refs.arg("module", keyword=False, comments=True),
-                refs.arg("inputs", keyword=False, comments=True),
-                *refs.keywords(["dynamic_shapes"], comments=True),
+                _forward(refs, "inputs", shape),
+                *(
+                    [_forward(refs, "dynamic_shapes", shape)]
+                    if site.passed("dynamic_shapes")
+                    else []
+                ),
                 ArgSpec(Text("True"), "strict"),
             ]
             head = f"{programs} = "
@@ -240,32 +251,50 @@ class QnnPassesTarget:
         )
 
 
+def _forward(refs: References, param: str, shape: dict[str, str]) -> ArgSpec:
+    """``param`` as an argument of the export of one module: its value for the method
+    "forward" when it is keyed by the method names, else the value itself."""
+    arg = refs.arg(param, keyword=param != "inputs", comments=True)
+    if shape.get(param) != "per_method":
+        return arg
+    return ArgSpec(
+        Seq((arg.value, Text('["forward"]'))),
+        arg.keyword,
+        arg.comments_before,
+        arg.trailing_comment,
+    )
+
+
 def _canonical_shape(site: Site) -> dict[str, str] | None:
     """How the canonical flow exports this call's module, when the source shows it.
 
-    ``{}``: one module (``torch.export.export`` once). For a dict of methods, ``module`` maps
-    to "dict" and ``inputs``/``dynamic_shapes`` (when passed) to "per_method" (a dict keyed
-    by the method names) or "shared" (one value for every method). None: only the run can
+    ``module`` maps to "dict" for a dict of methods (absent for one module, the method
+    "forward"); ``inputs``/``dynamic_shapes`` (when passed) to "per_method" (a dict keyed by
+    the method names: each method's own value is selected) or "shared" (one value for every
+    method), as the wrapper's ``ensure_graph_specific_dict`` decides. None: only the run can
     tell (then ``qnn_export`` decides there, as the wrapper did).
     """
     knowledge = site.knowledge
     module = site.bound.args["module"].value
+    shape: dict[str, str] = {}
     if knowledge.is_not_dict(module):
-        return {}
-    keys = knowledge.dict_keys(module)
-    if keys is None:
-        return None
-    shape = {"module": "dict"}
+        keys: frozenset[str] | None = frozenset({"forward"})  # the wrapper's {"forward": module}
+    else:
+        keys = knowledge.dict_keys(module)
+        if keys is None:
+            return None
+        shape["module"] = "dict"
     for param in ("inputs", "dynamic_shapes"):
         passed = site.bound.args.get(param)
         if passed is None or (isinstance(passed.value, cst.Name) and passed.value.value == "None"):
             continue
         if knowledge.is_not_dict(passed.value):
             shape[param] = "shared"
-        elif knowledge.dict_keys(passed.value) == keys:
-            shape[param] = "per_method"
-        elif (found := knowledge.dict_keys(passed.value)) is not None and found != keys:
-            shape[param] = "shared"  # a dict keyed otherwise serves every method whole
-        else:
-            return None
+            continue
+        found = knowledge.dict_keys(passed.value)
+        if found is None:
+            return None  # a dict or not, keyed by the methods or not: only the run knows
+        # A dict keyed by exactly the method names is per method; one keyed otherwise
+        # serves every method whole.
+        shape[param] = "per_method" if found == keys else "shared"
     return shape

@@ -15,7 +15,7 @@ import sys
 
 import libcst as cst
 import libcst.helpers
-from libcst.metadata import Assignment, Scope
+from libcst.metadata import Assignment, ClassScope, Scope
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.reexports import imported_here
@@ -161,14 +161,9 @@ def plan_imports(
                     by_module.setdefault((module, last), set()).add(item)
             continue
         by_module.setdefault((module, None), set()).add(item)
-    name = ctx.deprecation.name
-    why = reexport_reason(ctx)
     for alias in _unused_aliases(ctx, rewritten_funcs):
-        bound = binding_names(alias)
-        at_module_level = not ctx.inside(alias, (cst.FunctionDef, cst.ClassDef))
-        if bound & exported:
-            ctx.note(alias, findings.KEPT_IMPORT.format(why="it is listed in `__all__`"))
-        elif why is not None and name in bound and at_module_level:
+        why = kept_reason(ctx, alias, exported)
+        if why is not None:
             ctx.note(alias, findings.KEPT_IMPORT.format(why=why))
         else:
             plan.remove_aliases.add(alias)
@@ -190,6 +185,111 @@ def plan_imports(
         plan.remove_aliases.add(alias)  # `import importlib`, once no loader is left
         removed |= binding_names(alias)
     return frozenset(removed | {n.split(".")[0] for n in removed})
+
+
+def kept_reason(ctx: FileContext, alias: cst.ImportAlias, exported: set[str]) -> str | None:
+    """Why an import of the old name stays once this file no longer uses it, in words; None
+    when it can go. It stays where the module re-exports it: listed in ``__all__``, imported
+    ``as`` itself (the explicit re-export form of PEP 484 and type checkers), or by
+    :func:`reexport_reason` for a module-level import of the plain name."""
+    bound = binding_names(alias)
+    if bound & exported:
+        return "it is listed in `__all__`"
+    if ctx.inside(alias, (cst.FunctionDef, cst.ClassDef)):
+        return None
+    if (
+        alias.asname is not None
+        and isinstance(alias.asname.name, cst.Name)
+        and alias.asname.name.value == alias.evaluated_name
+    ):
+        return "it is imported `as` itself, the explicit form of a re-export"
+    return reexport_reason(ctx) if ctx.deprecation.name in bound else None
+
+
+def plan_unused_imports(
+    ctx: FileContext,
+    mentions: list[cst.Name | cst.Attribute],
+    exported: set[str],
+    plan: RewritePlan,
+) -> None:
+    """Imports of ExecuTorch's old name that nothing in the file uses.
+
+    Nothing to rewrite, yet the module fails to import the day ExecuTorch removes the
+    function: such an import goes (noted), or, where the module re-exports the name
+    (:func:`kept_reason`), stays and is reported as a site left for the user.
+    """
+    for alias in _old_name_aliases(ctx, mentions):
+        statement = ctx.parent(alias)
+        if statement is None or (home := ctx.scope_metadata(statement)) is None:
+            continue
+        bound = binding_names(alias)
+        references = [
+            reference
+            for a in home.assignments
+            if isinstance(a, Assignment) and a.node is statement and a.name in bound
+            for reference in a.references
+        ]
+        if references:
+            continue  # used: its uses decide (a rewritten call, or a site left alone)
+        why = kept_reason(ctx, alias, exported)
+        if why is None and isinstance(home, ClassScope):
+            why = "in a class body it binds an attribute, which other code may read"
+        if why is not None:
+            ctx.leave(alias, findings.UNUSED_IMPORT_KEPT.format(why=why))
+            continue
+        plan.remove_aliases.add(alias)
+        ctx.note(alias, findings.UNUSED_IMPORT_REMOVED)
+        # `except ImportError: <name> = None` only stood in for the import.
+        fallbacks = _fallbacks(ctx, home, bound, statement)
+        plan.remove_statements.update(fallbacks or ())
+
+
+def _fallbacks(
+    ctx: FileContext, scope: Scope, names: set[str], statement: cst.CSTNode
+) -> list[cst.Assign] | None:
+    """The ``<name> = None`` statements in ``except`` clauses that are the only other
+    bindings of ``names`` in ``scope`` besides ``statement``; None when there are others."""
+    found = []
+    for name in names:
+        for assignment in scope.assignments[name]:
+            node = assignment.node if isinstance(assignment, Assignment) else None
+            if node is statement:
+                continue
+            target = ctx.parent(node) if node is not None else None
+            assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+            if not (
+                isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and isinstance(assign.value, cst.Name)
+                and assign.value.value == "None"
+                and ctx.inside(assign, cst.ExceptHandler)
+            ):
+                return None
+            found.append(assign)
+    return found
+
+
+def _old_name_aliases(
+    ctx: FileContext, mentions: list[cst.Name | cst.Attribute]
+) -> list[cst.ImportAlias]:
+    """``from <ExecuTorch's module> import <old name> [as x]``: the import aliases, from the
+    mentions of the name (relative imports excepted: whose module they name is unknown)."""
+    found = []
+    for mention in mentions:
+        alias = ctx.parent(mention)
+        if not isinstance(alias, cst.ImportAlias) or alias.name is not mention:
+            continue
+        statement = ctx.parent(alias)
+        if (
+            not isinstance(statement, cst.ImportFrom)
+            or statement.relative
+            or statement.module is None
+        ):
+            continue
+        module = cst.helpers.get_full_name_for_node(statement.module)
+        if f"{module}.{alias.evaluated_name}" in ctx.deprecation.qualified_names:
+            found.append(alias)
+    return found
 
 
 def _unused_loaders(

@@ -19,7 +19,11 @@ from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec, catalog, 
 from qnn_migrate.codemods.rewrite_plan import ApplyPlan, RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn import sites
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext, RuleOptions
-from qnn_migrate.codemods.rules.lower_to_qnn.imports import plan_availability, plan_imports
+from qnn_migrate.codemods.rules.lower_to_qnn.imports import (
+    plan_availability,
+    plan_imports,
+    plan_unused_imports,
+)
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import find_mentions
 from qnn_migrate.codemods.rules.lower_to_qnn.shapes import SiteWriter
 from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
@@ -44,6 +48,8 @@ class Footprint:
     class_level_sites: bool = False  # a rewritten call sits directly in a class body
     removed_names: frozenset[str] = frozenset()  # names whose import the rewrite removed
     import_names: frozenset[str] = frozenset()  # names new imports bind unless taken
+    # module-level dicts whose keys the rewrite relied on (code elsewhere could change them)
+    keys_read: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,9 @@ class LowerToQnn:
         footprint = Footprint(
             class_level_sites=writer.class_level_sites,
             import_names=frozenset(writer.imports.bases),
+            keys_read=frozenset(writer.knowledge.followed),
         )
+        plan_unused_imports(ctx, found.mentions, found.exported, plan)
         if plan.is_empty():
             for check in ctx.availability_checks:
                 ctx.leave(check, findings.AVAILABILITY_CHECK)
@@ -146,7 +154,12 @@ class LowerToQnn:
         plan_availability(ctx, writer.imports, writer.rewritten_funcs, plan)
         removed = plan_imports(ctx, writer.imports, writer.rewritten_funcs, found.exported, plan)
         ctx.report.unfixable.sort()
-        footprint = Footprint(writer.class_level_sites, removed, frozenset(writer.imports.bases))
+        footprint = Footprint(
+            writer.class_level_sites,
+            removed,
+            frozenset(writer.imports.bases),
+            frozenset(writer.knowledge.followed),
+        )
         paths: set[cst.CSTNode] = set()
         for target in plan.targets():
             walk: cst.CSTNode | None = ctx.parent(target)
