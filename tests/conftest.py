@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import pytest
 from _pytest.mark.expression import Expression
@@ -58,3 +62,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "passes" in _folder_markers(item.path):
             item.add_marker(pytest.mark.passes)
+
+
+class TooMuchWork(AssertionError):
+    """Raised by ``python_lines`` when a call runs more Python lines than it may."""
+
+
+def _python_lines(call: Callable[[], object], limit: int) -> int:
+    """How many Python lines ``call()`` executes (every frame, this thread): a measure of
+    work that does not depend on the machine, for tests that must not time anything. Past
+    ``limit`` the call is stopped with ``TooMuchWork`` (a quadratic one fails fast)."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > limit:
+                raise TooMuchWork(f"more than {limit} Python lines run")
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        call()
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+@pytest.fixture
+def python_lines() -> Callable[[Callable[[], object], int], int]:
+    """``python_lines(call, limit)``: the Python lines ``call()`` runs (see ``_python_lines``)."""
+    return _python_lines

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from qnn_migrate.codemods.engine import FileResult
-# difflib, tempfile, tokenize, ast and concurrent.futures are imported where used: a warm run over an
-# unchanged tree needs none of them, and every millisecond of start-up counts there.
+# decoding (tokenize), line_diff, tempfile, ast and concurrent.futures are imported where
+# used: a warm run over an unchanged tree needs none of them, and every millisecond of
+# start-up counts there.
 
 __all__ = ["DEFAULT_EXCLUDES", "rewrite"]
 
@@ -95,24 +96,11 @@ def _error(path: str, message: str, line: int = 1, column: int = 1) -> Outcome:
 
 # -- files in --------------------------------------------------------------------------------
 def decode(data: bytes) -> tuple[str, str]:
-    """The text and the encoding of a Python source file (PEP 263, BOM -> utf-8-sig)."""
-    import io
-    import tokenize
+    """The text and the encoding of a Python source file (``codemods/decoding.py``); a
+    ``SourceDecodeError`` (a ValueError with the line to report) when it cannot be read."""
+    from qnn_migrate.codemods.decoding import decode_source
 
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:
-        raise ValueError(
-            f"cannot be decoded ({error.msg}); save it as UTF-8 or declare its encoding "
-            "with a `# -*- coding: ... -*-` line"
-        ) from None
-    try:
-        return data.decode(encoding), encoding
-    except UnicodeDecodeError as error:
-        raise ValueError(
-            f"is not valid {encoding} (byte {error.start}: {error.reason}); save it as UTF-8 "
-            "or declare its encoding with a `# -*- coding: ... -*-` line"
-        ) from None
+    return decode_source(data)
 
 
 # -- files out -------------------------------------------------------------------------------
@@ -138,14 +126,11 @@ def write_atomically(path: str, data: bytes, expected: os.stat_result) -> None:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    """A ``git diff``-style unified diff of one file."""
-    import difflib
+    """A ``git diff``-style unified diff of one file (bounded work: ``line_diff``)."""
+    from qnn_migrate.codemods.line_diff import unified_lines
 
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
+    lines = unified_lines(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
 
@@ -206,7 +191,7 @@ def process_text(
     try:
         text, encoding = decode(data)
     except ValueError as error:
-        outcome = _error(path, f"{error}; skipped")
+        outcome = _error(path, f"{error}; skipped", getattr(error, "line", 1))
         return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
     try:
         # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.

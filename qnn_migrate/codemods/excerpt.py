@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import difflib
 import itertools
 import re
 from dataclasses import dataclass
+
+from qnn_migrate.codemods.line_diff import opcodes
 
 # Excerpts smaller than this share of the file are worth the cut; otherwise run on the file.
 # Python's parser costs a fortieth of libcst's work on the lines cut, and the rewrite splices
@@ -192,8 +193,7 @@ def splice(code: str, excerpt: Excerpt, new_text: str) -> str | None:
     new = split_lines(new_text)
     line_map = excerpt.line_map
     edits: list[tuple[int, int, list[str]]] = []  # (first, last) original 0-based, new lines
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old, new):  # bounded work, whatever the lines
         if tag == "equal":
             continue
         mapped = line_map[i1:i2]

@@ -4,23 +4,29 @@
 ``mypkg/export_utils.py`` must still bind the name after its own calls are rewritten, or the
 importing file breaks. :func:`reexport_scan` finds those modules from the texts of the run's
 files (only files that mention the name can import it, so the caller passes just those);
-:func:`imported_here` says whether a given file is one of them. Pure and cheap: a regular
-expression over the text, no parsing.
+:func:`imported_here` says whether a given file is one of them. Pure and cheap: regular
+expressions over the text, no parsing, and linear in its size whatever it holds (the PR
+check and ``/qnn migrate`` run it on a PR's files): no pattern backtracks, and each
+character is read by one match.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from qnn_migrate.codemods.deprecations import lower_to_qnn
 
-# `from MODULE import a, b` or `from MODULE import (\n a,\n b,\n)`; MODULE may be relative.
+# `from MODULE import` (MODULE may be relative), then the names: `a, b` up to a comment, a
+# `;` or the end of the line (backslash continuations included), or `(\n a,\n b,\n)`.
+# Every quantifier is possessive: a line that is not such an import (`from ....` or
+# `from` and blanks, with no `import`) fails within itself, once, instead of trying every
+# split of its dots and blanks. (`from  import x`, no module, matches as it always did.)
 _FROM_IMPORT = re.compile(
-    r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*(?:\\\n[^\n#;]*)*)",
-    re.MULTILINE,
+    r"^[ \t]*+from(?:[ \t]++([\w.]++)[ \t]++|[ \t]{2,}+)import[ \t]*+", re.MULTILINE
 )
-_WORD = re.compile(r"\w+")
+_NAMES_ON_LINE = re.compile(r"(?:[^\n#;\\]++|\\\n?+)*+")
+_WORD = re.compile(r"\w++")
 
 
 def reexport_scan(sources: Mapping[str, str | bytes]) -> frozenset[str]:
@@ -44,14 +50,32 @@ def reexport_scan(sources: Mapping[str, str | bytes]) -> frozenset[str]:
             text = text.decode("utf-8", "replace")
         if name not in text:
             continue
-        for match in _FROM_IMPORT.finditer(text):
-            module, names = match.group(1), match.group(2)
+        for module, names in _imports(text):
             if name not in _WORD.findall(names):
                 continue
             resolved = _resolve(module, path)
             if resolved and resolved not in executorch:
                 found.add(resolved)
     return frozenset(found)
+
+
+def _imports(text: str) -> Iterator[tuple[str, str]]:
+    """(MODULE, names) of each `from MODULE import names` in ``text``, top to bottom.
+
+    A parenthesized list runs to its `)`; with no `)` left in the text, only the rest of the
+    line counts (asking for the `)` again at every such line read the text to its end each
+    time: quadratic).
+    """
+    last_close = text.rfind(")")
+    pos = 0
+    while (head := _FROM_IMPORT.search(text, pos)) is not None:
+        start = head.end()
+        if start < last_close and text.startswith("(", start):
+            pos = text.index(")", start) + 1
+        else:
+            names = _NAMES_ON_LINE.match(text, start)  # matches always, maybe nothing
+            pos = names.end() if names else start
+        yield head.group(1) or "", text[start:pos]
 
 
 def _resolve(module: str, path: str) -> str | None:

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from github_standin.server import GitHubStandIn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
@@ -79,6 +81,88 @@ def test_deep_nesting_is_refused_before_parsing(tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match="over the limit of 32"):
         artifacts.parse_json(_deep(33), "x.json")
     assert artifacts.parse_json(_deep(32), "x.json") == json.loads(_deep(32))
+
+
+def _sub_reads(text: str, limit: int) -> int:
+    """How many characters ``artifacts._STRING_RE.sub`` reads on ``text``: a model of its scan.
+
+    ``sub`` tries the pattern at each quote it reaches (elsewhere it cannot start). A try that
+    matches reads up to its end and the scan resumes there; a try that fails has read the
+    string's body to the end of the text (it fails only for want of a closing quote), and the
+    scan resumes one character on. Stops counting past ``limit``.
+    """
+    reads, pos, end = 0, 0, len(text)
+    while reads <= limit:
+        quote = text.find('"', pos)
+        if quote < 0:
+            return reads + end - pos
+        match = artifacts._STRING_RE.match(text, quote)
+        reads += quote - pos + (end - quote if match is None else match.end() - quote)
+        pos = quote + 1 if match is None else match.end()
+    return reads
+
+
+# Texts a job running PR code could write as its result.json: strings left open, long runs
+# of escaped quotes or backslashes, deep nesting, and mixtures, repeated to the cap.
+ADVERSARIAL_UNITS = ['\\"', "\\", '"', "[", "{", '{"a":', '["', '"\\"', "]", "}", " ", '"x"']
+adversarial_text = st.builds(
+    lambda head, unit: head + "".join(unit),
+    st.sampled_from(["", '"', '["', '{"k": "', "[" * 40]),
+    st.lists(st.sampled_from(ADVERSARIAL_UNITS), min_size=1, max_size=6),
+)
+
+
+def _at_cap(head_and_unit: str, size: int) -> str:
+    return (head_and_unit * (size // len(head_and_unit) + 1))[:size]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"' + '\\"' * (artifacts.MAX_BYTES // 2),  # 16 s at 48 KiB before the fix
+        '["' + "\\" * (artifacts.MAX_BYTES // 2),
+        '{"a": "' + '\\"x' * (artifacts.MAX_BYTES // 3),
+        "[" * artifacts.MAX_BYTES,
+    ],
+    ids=["escaped-quotes", "backslashes", "open-value", "brackets"],
+)
+def test_the_depth_check_reads_each_character_once_at_the_cap(text: str) -> None:
+    text = text[: artifacts.MAX_BYTES]
+    assert _sub_reads(text, 2 * len(text)) <= len(text)
+    with pytest.raises(ArtifactError) as caught:
+        artifacts.parse_json(text, "results/qnn-result-x/result.json")
+    assert str(caught.value).startswith("results/qnn-result-x/result.json: ")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(unit=adversarial_text)
+def test_adversarial_result_files_cost_linear_work(unit: str) -> None:
+    """Property: any of these shapes costs the string scan at most one read per character
+    (before the fix a string left open cost one read to the end per later quote), and the
+    whole reader finishes on it at the cap, with the file's name on any error."""
+    small = _at_cap(unit, 64 * 1024)
+    assert _sub_reads(small, 2 * len(small)) <= len(small)
+    text = _at_cap(unit, artifacts.MAX_BYTES)
+    try:
+        doc = artifacts.parse_json(text.encode(), "result.json")
+    except ArtifactError as error:
+        assert str(error).startswith("result.json: ")
+    else:
+        assert doc == json.loads(text)
+    over = text + " "
+    with pytest.raises(ArtifactError, match=r"^result\.json: \d+ bytes, over the"):
+        artifacts.parse_json(over, "result.json")
+
+
+def test_the_depth_check_still_sees_nesting_around_strings() -> None:
+    """Controls for the linear scan: escapes, strings left open, brackets in strings."""
+    assert artifacts.nesting_depth('[["a\\"]"], [[["b"]]]]') == 4
+    assert artifacts.nesting_depth('[{"a": [1, {"b": "}}}"}]}]') == 4
+    assert artifacts.nesting_depth('[["\\\\"]]') == 2  # an escaped backslash closes nothing
+    assert artifacts.nesting_depth('[["open [[[[') == 2  # left open: nothing after it nests
+    assert artifacts.nesting_depth('[[["a\\') == 3  # a lone backslash at the end
+    with pytest.raises(ArtifactError, match="not JSON"):
+        artifacts.parse_json('[["open [[[[', "x.json")
 
 
 def test_a_result_is_taken_only_from_its_own_artifact_folder(tmp_path: Path) -> None:

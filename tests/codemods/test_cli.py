@@ -192,6 +192,31 @@ def test_bad_files_are_skipped_and_reported(
     assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()  # run went on
 
 
+def test_a_declared_encoding_that_is_not_text_is_an_error_for_that_file(tmp_path: Path) -> None:
+    """A cookie naming a bytes-to-bytes codec (rot13, hex...) or no codec at all used to end
+    the run in a LookupError traceback; now that file is an error (exit 3) and the rest run."""
+    tree = _tree(tmp_path)
+    rot13 = tree / "rot13.py"
+    rot13.write_bytes(b"# -*- coding: rot13 -*-\n" + OLD_CALL.encode())
+    hexed = tree / "hexed.py"
+    hexed.write_bytes(b"#!/usr/bin/env python\n# coding: hex\n" + OLD_CALL.encode())
+    unknown = tree / "unknown.py"
+    unknown.write_bytes(b"# coding: no-such-codec\n" + OLD_CALL.encode())
+    before = {p: p.read_bytes() for p in (rot13, hexed, unknown)}
+    code, _, err = _invoke("--jobs", "1", str(tree))
+    assert code == 3, err
+    assert (
+        f"{rot13}:1:1: error: cannot be processed: declares encoding rot13, which is not a "
+        "text encoding; save it as UTF-8" in err
+    )
+    assert f"{hexed}:2:1: error: cannot be processed: declares encoding hex, which is not" in err
+    assert f"{unknown}:1:1: error: cannot be processed: declares encoding no-such-codec" in err
+    assert "Traceback" not in err and "3 errors" in err
+    for path, data in before.items():
+        assert path.read_bytes() == data
+    assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()  # run went on
+
+
 @pytest.mark.posix  # file modes (0o755) are POSIX
 def test_encoding_bom_newlines_and_mode_are_kept(tmp_path: Path) -> None:
     latin = tmp_path / "latin.py"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
@@ -209,3 +210,27 @@ def test_a_dropped_function_that_changes_the_keys_of_a_dict_the_rule_read() -> N
     assert (fast.code, fast.unfixable) == (whole.code, whole.unfixable)
     control = code.replace('    INPUTS["decode"] = (torch.randn(1, 1),)', "    pass")
     assert 'INPUTS["forward"]' in rewrite_code(control).code
+
+
+def test_splicing_an_excerpt_of_many_repeated_lines_costs_linear_work(
+    python_lines: Callable[[Callable[[], object], int], int],
+) -> None:
+    """A function that mentions the old name is kept whole, so its body can be thousands of
+    identical lines: the splice's diff (difflib's matcher before, quadratic on them) now
+    costs work proportional to the lines, counted in Python lines run."""
+    runs: dict[int, int] = {}
+    for n in (1000, 2000, 4000):
+        body = "    x = 1\n" * n
+        dropped = "    y = 2\n" * (8 * n)  # enough to make the excerpt worth cutting
+        code = (
+            f"import os\n\n\ndef other():\n{dropped}    return 1\n\n\n"
+            f"def lower(m, i, s):\n    a = {OLD}\n{body}    b = 1\n{body}    return a(m, i, s)\n"
+        )
+        excerpt = cut(code, OLD)
+        assert excerpt is not None and "return 1" not in excerpt.text  # a real cut
+        new = excerpt.text.replace("a = ", "a = b = ").replace("return a(", "return b(")
+        spliced: list[str | None] = []
+        runs[n] = python_lines(lambda: spliced.append(splice(code, excerpt, new)), 100 * n)  # noqa: B023
+        expected = code.replace("a = ", "a = b = ").replace("return a(", "return b(")
+        assert spliced == [expected]
+    assert runs[4000] <= 2.2 * runs[2000] and runs[2000] <= 2.2 * runs[1000]

@@ -1238,6 +1238,8 @@ def _create_review(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: st
         raise ApiError(422, f"No commit found for SHA: {commit}")
     comments = []
     for c in b.get("comments") or []:
+        if len(c.get("body") or "") > COMMENT_LIMIT:
+            raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
         if c["path"] not in pull.files:
             raise ApiError(422, f"Unprocessable Entity: Path could not be resolved: {c['path']}")
         line, start = c.get("line"), c.get("start_line")

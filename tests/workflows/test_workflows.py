@@ -434,7 +434,8 @@ def test_device_workflow_shape() -> None:
     assert run["uses"].startswith("qnn-lab/qnn-migrate/.github/actions/run-shard@")
     pins = {jobs["plan"]["uses"], jobs["report"]["uses"], run["uses"]}
     assert len({p.rsplit("@", 1)[1] for p in pins}) == 1  # one qnn-migrate version
-    assert "always()" in jobs["report"]["if"] and "devices" in jobs["report"]["needs"]
+    # After failed device jobs too, but never in a cancelled run (test below).
+    assert "!cancelled()" in jobs["report"]["if"] and "devices" in jobs["report"]["needs"]
     report = workflows()["qnn-bot-report.yml"]["jobs"]
     assert "schedule" in report["nightly"]["if"]
     assert report["nightly"]["permissions"] == {
@@ -450,6 +451,53 @@ def test_device_workflow_shape() -> None:
     action = actions()["run-shard"]["runs"]["steps"]
     upload = [s for s in action if "upload-artifact" in str(s.get("uses"))]
     assert upload and upload[0]["if"] == "${{ !cancelled() }}"
+
+
+def reporting_jobs(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The jobs that write results: they run ``qnn-migrate bot report`` or the nightly's
+    publish, or call the reusable report workflow."""
+    for name, job in doc.get("jobs", {}).items():
+        runs = " ".join(str(step.get("run", "")) for step in job.get("steps", []))
+        calls = "qnn-bot-report.yml" in str(job.get("uses", ""))
+        if calls or "qnn-migrate bot report" in runs or "bot nightly publish" in runs:
+            yield name, job
+
+
+def superseded_run_problems(name: str, doc: dict[str, Any]) -> list[str]:
+    """A job that writes the PR comment, the commit status or the baselines must not run in a
+    cancelled run: a newer command (or night) cancelled it, and the comment and the SHA's
+    status now belong to that run (or to whoever cancelled it, who said so). ``always()``
+    runs on cancellation; ``!cancelled()`` does not, and still runs after failures."""
+    out: list[str] = []
+    for job_name, job in reporting_jobs(doc):
+        condition = str(job.get("if", ""))
+        if "always()" in condition or "!cancelled()" not in condition.replace(" ", ""):
+            out.append(f"{name}:{job_name}: if: {condition!r} (needs !cancelled(), not always())")
+    return out
+
+
+def test_a_cancelled_run_never_reports() -> None:
+    docs = workflows()
+    found = [(name, job) for name, doc in docs.items() for job, _ in reporting_jobs(doc)]
+    assert ("qnn-device-tests.yml", "report") in found
+    assert ("qnn-bot-report.yml", "report") in found and ("qnn-bot-report.yml", "nightly") in found
+    assert [p for name, doc in docs.items() for p in superseded_run_problems(name, doc)] == []
+    # Failures still report: the condition is not success().
+    device = docs["qnn-device-tests.yml"]["jobs"]["report"]["if"]
+    assert "success()" not in device and "needs.plan.result == 'success'" in device
+
+
+def test_the_cancelled_run_check_catches_always() -> None:
+    """Control: the condition this repository had (``always()``), and none at all."""
+    doc = copy.deepcopy(workflows()["qnn-device-tests.yml"])
+    doc["jobs"]["report"]["if"] = "${{ always() && needs.plan.result == 'success' }}"
+    assert superseded_run_problems("x.yml", doc) == [
+        "x.yml:report: if: \"${{ always() && needs.plan.result == 'success' }}\" "
+        "(needs !cancelled(), not always())"
+    ]
+    report = copy.deepcopy(workflows()["qnn-bot-report.yml"])
+    del report["jobs"]["nightly"]["if"]
+    assert [p.split(":")[1] for p in superseded_run_problems("r.yml", report)] == ["nightly"]
 
 
 def test_the_bot_dispatches_this_workflow_with_these_inputs() -> None:

@@ -16,16 +16,22 @@ Pure over a gateway. The order is the safety argument:
    reasons, the hunks outside the diff as a collapsed unified diff, and the local command.
    Each suggestion is applied to the file and parsed again before it is posted (alone, and
    all of a file's together); one that does not parse goes to the summary's diff instead.
+5. **Bounded.** The PR's author controls the files, so every step is bounded: the diff
+   (``codemods.line_diff``), the re-export scan, at most ``MAX_COMMENTS`` parse checks in
+   all, a time budget (``TIME_BUDGET_SECONDS``, checked between files: past it the files
+   left are listed as not rewritten), and a review GitHub accepts (a body of at most
+   ``MAX_BODY_CHARS``, comments of at most ``MAX_COMMENT_CHARS``): what does not fit is
+   counted and the summary says so and gives the command that shows all of it.
 """
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import TypeVar
 
 from qnn_migrate.bot.github.gateway import (
     FileBlob,
@@ -38,6 +44,7 @@ from qnn_migrate.bot.pr.commands import MIGRATE_ROLES, Command
 from qnn_migrate.bot.pr.suggestions import Hunk, anchored, apply, diff_ranges, hunks, parses
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
 from qnn_migrate.bot.text import escape
+from qnn_migrate.codemods.decoding import SourceDecodeError, decode_source
 from qnn_migrate.codemods.deprecations import default_target
 from qnn_migrate.codemods.engine import (
     FileResult,
@@ -51,13 +58,24 @@ from qnn_migrate.codemods.engine import (
 MAX_FILE_BYTES = 512 * 1024
 MAX_FILES = 50
 MAX_COMMENTS = 60  # line comments in one review; more go to the summary's diff
-MAX_BODY_CHARS = 60000  # GitHub caps a review body at 65536
+# GitHub answers 422 to a review whose body, or one of whose comments, is over 65,536
+# characters (1,500 sites left or 1,200 files listed were enough); these leave room.
+MAX_BODY_CHARS = 60000
+MAX_COMMENT_CHARS = 20000  # a longer suggestion goes to the summary's diff
+MAX_REASON_CHARS = 500  # a reason or a note quotes the PR's code: cut to this
+MAX_LINES_LISTED = 20  # line numbers of sites left, per file row
+# Reading and rewriting stop at the first file past this many seconds (the command's job
+# has 10 minutes, its set-up included); the files left are listed as not rewritten.
+TIME_BUDGET_SECONDS = 300.0
+MAX_LOCAL_PATHS_CHARS = 2000  # longer, the local command names `.` instead of each file
 MARKER = "<!-- qnn-migrate-review sha={sha} command={command} -->"
 # A path the summary can show and a shell can take without quoting.
 PLAIN_PATH_RE = re.compile(r"^[A-Za-z0-9_./+-]+$")
 CODE_SPAN_RE = re.compile(r"(`[^`\n]+`)")
 # The rewrite of one file's text: ``codemods.engine.rewrite_code``'s shape.
 Rewrite = Callable[..., FileResult]
+Clock = Callable[[], float]  # seconds, monotonic
+T = TypeVar("T")
 
 NOT_ALLOWED = (
     "😕 @{login}, `/qnn migrate` may be asked for by the PR's author (@{author}) or by "
@@ -75,6 +93,22 @@ REVIEW_FAILED = (
 )
 SUGGESTION_INTRO = "**qnn-migrate** suggests this rewrite (commit it with one click):\n\n"
 LEFT_COMMENT = "⚠️ **qnn-migrate left this site as it is:** {reason}"
+LATE = (
+    "not {verb}: the time budget of `/qnn migrate` ran out first; run the command below "
+    "(or `/qnn migrate PATH` for fewer files)"
+)
+TABLE_CUT = (
+    "| … | {n} more rows not shown: the review would be over GitHub's size limit; the "
+    "command below covers every file |"
+)
+SITES_CUT = (
+    "- … {n} more sites left, not listed: the review would be over GitHub's size limit; "
+    "the command below with `--check -v` lists them all"
+)
+DIFFS_CUT = (
+    "The diffs of {n} more files are not shown: the review would be over GitHub's size "
+    "limit; run the command below."
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +140,7 @@ class FileOutcome:
     left: list[tuple[int, str, bool]] = field(default_factory=list)  # line, reason, commented
     old: str = ""
     rewritten: int = 0
+    late: bool = False  # not rewritten: the time budget ran out first
 
 
 @dataclass(frozen=True)
@@ -126,18 +161,6 @@ def already_reviewed(bodies: Sequence[str], sha: str, command: Command) -> bool:
     """Whether one of the bot's review bodies carries this SHA's and command's marker."""
     wanted = marker(sha, command)
     return any(wanted in body for body in bodies)
-
-
-def _decode(data: bytes) -> str:
-    """Text of a Python source file (PEP 263 declaration or BOM, else UTF-8)."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:
-        raise ValueError(f"cannot be decoded ({error.msg})") from None
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as error:
-        raise ValueError(f"is not valid {encoding} (byte {error.start})") from None
 
 
 def _code(text: str) -> str:
@@ -179,16 +202,20 @@ def select_files(files: Sequence[PullFile], paths: Sequence[str]) -> list[PullFi
     ]
 
 
-def _rewrite_file(item: FileInput, options: RuleOptions, cap: int, rewrite: Rewrite) -> FileOutcome:
+def _rewrite_file(
+    item: FileInput, options: RuleOptions, cap: int, rewrite: Rewrite, room: int
+) -> FileOutcome:
+    """The review's part for one file; at most ``room`` hunks are tried as suggestions (each
+    try parses the file: the rest go to the summary's diff untried)."""
     path, blob = item.path, item.blob
     if blob is None:
         return FileOutcome(path, "not read: not a file at the head commit")
     if blob.data is None or blob.size > cap:
         return FileOutcome(path, f"not read: {blob.size} bytes, over the {cap}-byte cap")
     try:
-        old = _decode(blob.data)
-    except ValueError as error:
-        return FileOutcome(path, f"not read: {error}")
+        old, _ = decode_source(blob.data)
+    except SourceDecodeError as error:
+        return FileOutcome(path, f"skipped: {error}")
     try:
         result = rewrite(old, options, filename=path)
     except RewriteError as error:
@@ -208,8 +235,12 @@ def _rewrite_file(item: FileInput, options: RuleOptions, cap: int, rewrite: Rewr
         outcome.outside = all_hunks
         return outcome
     for hunk in all_hunks:
-        alone = apply(old, [hunk])
-        if anchored(hunk, ranges) and parses(alone, path, old):
+        if (
+            len(outcome.suggestions) < room
+            and anchored(hunk, ranges)
+            and len(_suggestion_body(hunk)) <= MAX_COMMENT_CHARS
+            and parses(apply(old, [hunk]), path, old)
+        ):
             outcome.suggestions.append(hunk)
         else:
             outcome.outside.append(hunk)
@@ -217,6 +248,14 @@ def _rewrite_file(item: FileInput, options: RuleOptions, cap: int, rewrite: Rewr
         outcome.outside = all_hunks
         outcome.suggestions = []
     return outcome
+
+
+def _suggestion_body(hunk: Hunk) -> str:
+    return SUGGESTION_INTRO + hunk.suggestion()
+
+
+def _cut(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cap_comments(outcomes: list[FileOutcome]) -> None:
@@ -238,7 +277,7 @@ def _cap_comments(outcomes: list[FileOutcome]) -> None:
 def _file_row(outcome: FileOutcome) -> str:
     parts: list[str] = []
     if outcome.note:
-        parts.append(_no_mentions(outcome.note))
+        parts.append(_no_mentions(_cut(outcome.note)))
     if outcome.suggestions:
         n = len(outcome.suggestions)
         parts.append(f"{n} suggestion{'s' if n != 1 else ''}")
@@ -246,7 +285,9 @@ def _file_row(outcome: FileOutcome) -> str:
         n = len(outcome.outside)
         parts.append(f"{n} hunk{'s' if n != 1 else ''} outside the diff (below)")
     if outcome.left:
-        lines = ", ".join(str(line) for line, _, _ in outcome.left)
+        shown = [str(line) for line, _, _ in outcome.left[:MAX_LINES_LISTED]]
+        more = len(outcome.left) - len(shown)
+        lines = ", ".join(shown) + (f" and {more} more" if more else "")
         parts.append(
             f"{len(outcome.left)} site{'s' if len(outcome.left) != 1 else ''} left: line {lines}"
         )
@@ -260,10 +301,17 @@ def build_review(
     command: Command,
     version: str,
     skipped: Sequence[str] = (),
+    late: Sequence[str] = (),
     cap: int = MAX_FILE_BYTES,
     rewrite: Rewrite = rewrite_code,
+    deadline: float | None = None,
+    clock: Clock = time.monotonic,
 ) -> ReviewPlan:
-    """The review for the files read at ``sha`` (pure)."""
+    """The review for the files read at ``sha`` (pure but for ``clock``).
+
+    ``skipped``: files past ``MAX_FILES``; ``late``: files not read because the time budget
+    ran out. Past ``deadline`` (a ``clock()`` reading) the files left are not rewritten.
+    """
     target = command.target or default_target()
     # A changed file that others in the PR import the old name from keeps it bound.
     readable = {
@@ -272,7 +320,17 @@ def build_review(
         if item.blob is not None and item.blob.data is not None and item.blob.size <= cap
     }
     options = rule_options(target, imported_from=reexport_scan(readable))
-    outcomes = [_rewrite_file(item, options, cap, rewrite) for item in items]
+    outcomes: list[FileOutcome] = []
+    room = MAX_COMMENTS
+    for item in items:
+        if deadline is not None and clock() >= deadline:
+            outcomes.append(FileOutcome(item.path, LATE.format(verb="rewritten"), late=True))
+            continue
+        outcome = _rewrite_file(item, options, cap, rewrite, room)
+        room -= len(outcome.suggestions) + sum(1 for _, _, commented in outcome.left if commented)
+        room = max(room, 0)
+        outcomes.append(outcome)
+    outcomes += [FileOutcome(path, LATE.format(verb="read"), late=True) for path in late]
     _cap_comments(outcomes)
     comments: list[ReviewComment] = []
     for outcome in outcomes:
@@ -280,14 +338,14 @@ def build_review(
             comments.append(
                 ReviewComment(
                     outcome.path,
-                    SUGGESTION_INTRO + hunk.suggestion(),
+                    _suggestion_body(hunk),
                     hunk.end,
                     hunk.start if hunk.start < hunk.end else None,
                 )
             )
         for line, reason, commented in outcome.left:
             if commented:
-                text = LEFT_COMMENT.format(reason=_no_mentions(reason))
+                text = LEFT_COMMENT.format(reason=_no_mentions(_cut(reason)))
                 comments.append(ReviewComment(outcome.path, text, line))
     comments.sort(key=lambda c: (c.path, c.line))
     suggested = sum(len(o.suggestions) for o in outcomes)
@@ -295,6 +353,45 @@ def build_review(
     left = sum(len(o.left) for o in outcomes)
     body = _summary(outcomes, sha, command, version, skipped, suggested, outside, left)
     return ReviewPlan(body, tuple(comments), suggested, left)
+
+
+class _Body:
+    """The review body's lines within ``room`` characters. Notes (the few fixed lines that say
+    what was left out, blank lines and closing tags) are always added: the caller sets
+    ``NOTES_ROOM`` aside for them."""
+
+    NOTES_ROOM = 1500  # at most five notes of at most 250 characters
+
+    def __init__(self, room: int) -> None:
+        self.lines: list[str] = []
+        self.room = room
+
+    def add(self, text: str) -> bool:
+        if len(text) + 1 > self.room:
+            return False
+        self.note(text)
+        return True
+
+    def note(self, text: str) -> None:
+        self.lines.append(text)
+        self.room -= len(text) + 1
+
+    def section(
+        self, header: Sequence[str], items: Sequence[T], show: Callable[[T], str], note: str
+    ) -> None:
+        """``header`` and ``show(item)`` for the items that fit, in order; then ``note``
+        (``{n}``: how many did not). Items past the first that does not fit are not shown."""
+        if not self.add("\n".join(header)):
+            self.note(note.format(n=len(items)))
+            return
+        for index, item in enumerate(items):
+            if not self.add(show(item)):
+                self.note(note.format(n=len(items) - index))
+                return
+
+
+def _size(lines: Sequence[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
 
 
 def _summary(
@@ -307,8 +404,9 @@ def _summary(
     outside: int,
     left: int,
 ) -> str:
+    """The review body: at most ``MAX_BODY_CHARS``; what does not fit is counted in a note."""
     target = command.target or default_target()
-    out = [
+    head = [
         marker(sha, command),
         f"### qnn-migrate at {sha[:12]} (`--target {target}`)",
         "",
@@ -323,44 +421,23 @@ def _summary(
         ),
         "",
     ]
-    if outcomes or skipped:
-        out += ["| file | result |", "|---|---|"]
-        out += [_file_row(o) for o in outcomes]
-        out += [f"| {_code(path)} | {why} |" for path, why in _split_skipped(skipped)]
-        out.append("")
-    reasons = [(o.path, line, reason) for o in outcomes for line, reason, _ in o.left]
-    if reasons:
-        out.append("**Sites left as they are**")
-        out += [f"- {_code(f'{p}:{line}')}: {_no_mentions(r)}" for p, line, r in reasons]
-        out.append("")
-    diffs = [o for o in outcomes if o.outside]
-    if diffs:
-        names = ", ".join(_code(o.path) for o in diffs)
-        out += [
-            f"<details><summary>Changes outside this PR's diff ({names})</summary>",
-            "",
-            "GitHub takes suggestions only on lines of the diff; apply these by hand or run "
-            "the command below.",
+    late = sum(1 for o in outcomes if o.late)
+    if late:
+        head += [
+            f"⏱️ **Stopped at the time budget** ({TIME_BUDGET_SECONDS:.0f} s): {late} "
+            f"file{'s' if late != 1 else ''} not rewritten (in the table); the command at "
+            "the end rewrites them locally.",
             "",
         ]
-        budget = MAX_BODY_CHARS - sum(len(x) + 1 for x in out) - 2000
-        for o in diffs:
-            text = unified_diff(o.path, o.old, apply(o.old, o.outside))
-            fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-            block = f"{fence}diff\n{text}{fence}"
-            if len(block) > budget:
-                out.append(f"The diff of {_code(o.path)} is too long to show; run it locally.")
-                continue
-            budget -= len(block)
-            out += [block, ""]
-        out += ["</details>", ""]
     local = sorted(
         o.path
         for o in outcomes
-        if (o.suggestions or o.outside or o.left) and PLAIN_PATH_RE.match(o.path)
+        if (o.suggestions or o.outside or o.left or o.late) and PLAIN_PATH_RE.match(o.path)
     )
     files = " ".join(local) if local else "."
-    out += [
+    if len(files) > MAX_LOCAL_PATHS_CHARS:
+        files = "."  # the whole checkout: the changed files are too many to name here
+    tail = [
         f"**Run it locally** with qnn-migrate {version}, the version this bot runs (the bot "
         "itself runs nothing from this PR):",
         "",
@@ -371,14 +448,51 @@ def _summary(
         "",
         "The first command shows the changes; the second makes them.",
     ]
-    return "\n".join(out) + "\n"
-
-
-def _split_skipped(skipped: Sequence[str]) -> list[tuple[str, str]]:
-    return [
-        (path, f"not read: more than {MAX_FILES} Python files changed; name PATHs")
-        for path in skipped
+    body = _Body(MAX_BODY_CHARS - _size(head) - _size(tail) - _Body.NOTES_ROOM)
+    if outcomes or skipped:
+        rows: list[FileOutcome | str] = [*outcomes, *skipped]
+        body.section(["| file | result |", "|---|---|"], rows, _row, TABLE_CUT)
+        body.note("")
+    reasons = [(o.path, line, reason) for o in outcomes for line, reason, _ in o.left]
+    if reasons:
+        body.section(["**Sites left as they are**"], reasons, _reason_item, SITES_CUT)
+        body.note("")
+    diffs = [o for o in outcomes if o.outside]
+    names = ", ".join(_code(o.path) for o in diffs)
+    if len(names) > 1000:
+        names = f"{len(diffs)} files"
+    details = [
+        f"<details><summary>Changes outside this PR's diff ({names})</summary>",
+        "",
+        "GitHub takes suggestions only on lines of the diff; apply these by hand or run the "
+        "command below.",
+        "",
     ]
+    if diffs and not body.add("\n".join(details)):
+        body.note(DIFFS_CUT.format(n=len(diffs)) + "\n")
+    elif diffs:
+        for index, o in enumerate(diffs):
+            text = unified_diff(o.path, o.old, apply(o.old, o.outside))
+            fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+            if body.add(f"{fence}diff\n{text}{fence}\n"):
+                continue
+            if not body.add(f"The diff of {_code(o.path)} is too long to show; run it locally."):
+                body.note(DIFFS_CUT.format(n=len(diffs) - index))
+                break
+        body.note("</details>\n")
+    return "\n".join([*head, *body.lines, *tail]) + "\n"
+
+
+def _row(item: FileOutcome | str) -> str:
+    """A file's table row; a bare path is a file past ``MAX_FILES``."""
+    if isinstance(item, FileOutcome):
+        return _file_row(item)
+    return f"| {_code(item)} | not read: more than {MAX_FILES} Python files changed; name PATHs |"
+
+
+def _reason_item(site: tuple[str, int, str]) -> str:
+    path, line, reason = site
+    return f"- {_code(f'{path}:{line}')}: {_no_mentions(_cut(reason))}"
 
 
 def bot_version() -> str:
@@ -398,8 +512,12 @@ def handle_migrate(
     bot_login: str,
     comment_id: int,
     cap: int = MAX_FILE_BYTES,
+    time_budget: float = TIME_BUDGET_SECONDS,
+    clock: Clock = time.monotonic,
+    rewrite: Rewrite = rewrite_code,
 ) -> MigrateResult:
     """Authorize, read, rewrite in memory and post one review; see the module docstring."""
+    deadline = clock() + time_budget
     pull = gw.pull(pr)
     if pull is None or pull.state != "open":
         state = "not a pull request" if pull is None else pull.state
@@ -420,12 +538,25 @@ def handle_migrate(
     if already_reviewed(mine, sha, command):
         return MigrateResult("duplicate", f"already reviewed {sha} for {command.canonical()}", sha)
     chosen = select_files(gw.pull_files(pr), command.paths)
-    items = [
-        FileInput(f.filename, f.patch, gw.file_at(f.filename, sha, cap)) for f in chosen[:MAX_FILES]
-    ]
+    items: list[FileInput] = []
+    late: list[str] = []
+    for f in chosen[:MAX_FILES]:
+        if clock() >= deadline:
+            late.append(f.filename)
+        else:
+            items.append(FileInput(f.filename, f.patch, gw.file_at(f.filename, sha, cap)))
     skipped = [f.filename for f in chosen[MAX_FILES:]]
     plan = build_review(
-        items, sha=sha, command=command, version=bot_version(), skipped=skipped, cap=cap
+        items,
+        sha=sha,
+        command=command,
+        version=bot_version(),
+        skipped=skipped,
+        late=late,
+        cap=cap,
+        rewrite=rewrite,
+        deadline=deadline,
+        clock=clock,
     )
     now = gw.pull(pr)
     if now is None or now.head_sha != sha:

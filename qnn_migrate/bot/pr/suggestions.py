@@ -11,12 +11,13 @@ its lines on the right (head) side.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+
+from qnn_migrate.codemods.line_diff import opcodes, unified_lines
 
 HUNK_HEADER_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 BACKTICKS_RE = re.compile(r"`+")
@@ -56,11 +57,14 @@ class Hunk:
 
 
 def hunks(old: str, new: str) -> list[Hunk]:
-    """The changes from ``old`` to ``new``, one hunk per contiguous change, top to bottom."""
+    """The changes from ``old`` to ``new``, one hunk per contiguous change, top to bottom.
+
+    The diff is ``codemods.line_diff``'s: its work is bounded whatever the file holds (past
+    its budget a stretch of changes is one hunk, still exact).
+    """
     a, b = split_lines(old), split_lines(new)
     spans: list[list[int]] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(a, b):
         if tag == "equal":
             continue
         if i1 == i2:  # an insertion: take in the unchanged line before it (after, at the top)
@@ -137,9 +141,7 @@ def parses(text: str, filename: str, reference: str) -> bool:
 
 def unified(path: str, old: str, new: str) -> str:
     """A ``git diff``-style unified diff of one file (3 lines of context)."""
-    out = difflib.unified_diff(
-        split_lines(old), split_lines(new), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
+    out = unified_lines(split_lines(old), split_lines(new), f"a/{path}", f"b/{path}")
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out
     )

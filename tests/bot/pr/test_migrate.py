@@ -14,6 +14,8 @@ import pytest
 from github_standin.fixtures import BOT_LOGIN, REPO
 from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import FileBlob
@@ -21,15 +23,20 @@ from qnn_migrate.bot.pr.commands import Action, Command
 from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
 from qnn_migrate.bot.pr.migrate import (
     MAX_BODY_CHARS,
+    MAX_COMMENT_CHARS,
     MAX_COMMENTS,
     MAX_FILE_BYTES,
+    MAX_FILES,
+    TIME_BUDGET_SECONDS,
     FileInput,
     ReviewPlan,
     bot_version,
     build_review,
+    handle_migrate,
 )
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
 from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
+from qnn_migrate.codemods.findings import Unfixable
 
 from ..support import check_golden
 
@@ -222,6 +229,27 @@ def test_over_cap_and_unparsable_files_are_reported(
     assert "**0 rewrites suggested**" in body
 
 
+@pytest.mark.parametrize("codec", ["rot13", "hex", "zlib", "no-such-codec"])
+def test_a_file_declaring_a_codec_that_is_not_text_is_skipped_with_the_reason(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext, codec: str
+) -> None:
+    """The PR's author picks the encoding declaration: a bytes-to-bytes codec (or an unknown
+    one) used to crash the command with a LookupError; the file is now listed as skipped."""
+    gh = github_standin
+    gh.add_user("maint", role="write", repo=REPO)
+    odd = f"# -*- coding: {codec} -*-\n" + EXPORT_HEAD
+    seed(gh, 9, {EXPORT: (EXPORT_BASE, EXPORT_HEAD), "odd.py": ("", odd)})
+    outcome, _ = send(gh, gateway, ctx, "/qnn migrate", login="maint", number=9)
+    assert outcome.action == "reviewed"
+    (review,) = gh.reviews(9)
+    body = str(review["body"])
+    reason = "which is not a text encoding" if codec != "no-such-codec" else "does not know"
+    (row,) = [line for line in body.splitlines() if line.startswith("| `odd.py` |")]
+    assert row.startswith(f"| `odd.py` | skipped: cannot be processed: declares encoding {codec}")
+    assert reason in row and "save it as UTF-8" in row
+    assert {c["path"] for c in review["comments"]} == {EXPORT}  # the other file is reviewed
+
+
 def test_a_hunk_that_does_not_parse_alone_goes_to_the_summary() -> None:
     """Control for the re-parse: the two hunks of this rewrite only parse together."""
     old = "x = (\n    1,\n)\ny = 2\n"
@@ -333,3 +361,144 @@ def test_a_file_the_pr_imports_the_old_name_from_keeps_it() -> None:
     assert both.suggested and "to_edge_transform_and_lower(" in suggested(both)
     assert all(h.suggestion() in suggested(both) for h in hunks(lowering, kept))
     assert not all(h.suggestion() in suggested(alone) for h in hunks(lowering, kept))
+
+
+def test_a_review_of_everything_a_pr_can_hold_is_one_github_accepts(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """1,201 changed files (long names), 1,500 sites left with long reasons, a hunk too long
+    for one comment: each used to make GitHub answer 422 (the body over 65,536 characters).
+    The review now fits, and it says what it left out and how to see it."""
+    gh = github_standin
+    gh.add_user("maint", role="write", repo=REPO)
+    paths = [f"pkg/{'deeply_nested_' * 6}module_{i:04}.py" for i in range(1201)]
+    pull = gh.add_pull(9, author="maint", head_sha=HEAD, files=paths)
+    old = "x = 1\n" * 3000
+    for path in paths[:MAX_FILES]:
+        pull.patches[path] = "@@ -0,0 +1,3000 @@\n"
+        gh.add_file(HEAD, path, old.encode())
+    reason = "to_edge_transform_and_lower_to_qnn is called with **kwargs " + "x" * 5000
+
+    def many_sites(code: str, options: RuleOptions, *, filename: str) -> FileResult:  # a DOUBLE
+        sites = tuple(Unfixable(line, reason) for line in range(1, 1501))
+        if filename != paths[0]:
+            return FileResult(code, False, 0, sites)
+        big = "".join(f"y{i} = {'0' * 100}\n" for i in range(300))  # one 30 KB hunk
+        return FileResult(big + code[300 * 6 :], True, 1, sites)
+
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    done = handle_migrate(
+        gateway,
+        command,
+        pr=9,
+        login="maint",
+        bot_login=BOT_LOGIN,
+        comment_id=gh.add_comment(9, "maint", "/qnn migrate").id,
+        rewrite=many_sites,
+    )
+    assert done.action == "reviewed", done.reason
+    (review,) = gh.reviews(9)
+    body = str(review["body"])
+    assert len(body) <= MAX_BODY_CHARS
+    assert "more rows not shown: the review would be over GitHub's size limit" in body
+    assert "more sites left, not listed" in body and "**1 rewrite suggested**" not in body
+    assert "qnn-migrate rewrite --diff --target qnn-passes .\n" in body  # too many to name
+    comments = review["comments"]
+    assert 0 < len(comments) <= MAX_COMMENTS
+    assert all(len(c["body"]) <= MAX_COMMENT_CHARS for c in comments)
+    assert not any("suggestion" in c["body"] for c in comments)  # the 30 KB hunk: summary
+
+
+def test_past_the_time_budget_it_posts_what_it_has(
+    gh: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    """A monotonic deadline, checked between files: past it, the files left are listed as
+    not rewritten and the review of the others is posted. The clock is a DOUBLE that each
+    rewrite moves on by 200 s (no real time passes)."""
+    now = [1000.0]
+
+    def slow_rewrite(code: str, options: RuleOptions, *, filename: str) -> FileResult:
+        now[0] += 200.0
+        return rewrite_code(code, options, filename=filename)
+
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    done = handle_migrate(
+        gateway,
+        command,
+        pr=8,
+        login="maint",
+        bot_login=BOT_LOGIN,
+        comment_id=gh.add_comment(8, "maint", "/qnn migrate").id,
+        rewrite=slow_rewrite,
+        clock=lambda: now[0],
+        time_budget=300.0,
+    )
+    assert done.action == "reviewed"
+    assert now[0] == 1400.0  # two files rewritten; the third was not started
+    (review,) = gh.reviews(8)
+    body = str(review["body"])
+    assert f"Stopped at the time budget** ({TIME_BUDGET_SECONDS:.0f} s): 1 file not" in body
+    assert f"| `{UTILS}` | not rewritten: the time budget of `/qnn migrate` ran out" in body
+    assert {c["path"] for c in review["comments"]} == {EXPORT, WRAPPER}  # what it had
+    assert UTILS in body.split("```sh")[1]  # the local command covers the file left
+    # Files not yet read when the time ran out are listed the same way.
+    now[0] = 0.0
+    ticks = iter([0.0, 10.0])  # the start, the first file; later readings are 400
+    command = Command(Action.MIGRATE, target="executorch")
+    handle_migrate(
+        gateway,
+        command,
+        pr=8,
+        login="maint",
+        bot_login=BOT_LOGIN,
+        comment_id=gh.add_comment(8, "maint", "/qnn migrate --target executorch").id,
+        clock=lambda: next(ticks, 400.0),
+        time_budget=300.0,
+    )
+    body = str(gh.reviews(8)[-1]["body"])
+    assert body.count("not read: the time budget of `/qnn migrate` ran out") == 2
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    files=st.integers(1, 12),
+    skipped=st.integers(0, 1500),
+    sites=st.integers(0, 2000),
+    path_length=st.integers(1, 3000),
+    reason_length=st.integers(1, 20000),
+    hunk_lines=st.integers(1, 400),
+)
+def test_any_review_fits_what_github_accepts(
+    files: int, skipped: int, sites: int, path_length: int, reason_length: int, hunk_lines: int
+) -> None:
+    """Property over the sizes a PR's author controls (files, names, sites left, the length
+    of what a reason quotes, hunk sizes): the body and every comment stay under GitHub's
+    limits, at most MAX_COMMENTS comments, and what is left out is said."""
+    old = "x = 1\n" * 50
+
+    def stub(code: str, options: RuleOptions, *, filename: str) -> FileResult:  # a DOUBLE
+        new = "".join(f"y{i} = 2\n" for i in range(hunk_lines)) + code[6:]
+        left = tuple(Unfixable(1 + i % 50, "r" * reason_length) for i in range(sites))
+        return FileResult(new, True, 1, left)
+
+    def path(i: int) -> str:
+        return f"{'d' * path_length}/f{i}.py"
+
+    items = [
+        FileInput(path(i), "@@ -0,0 +1,50 @@\n", FileBlob(path(i), len(old), old.encode()))
+        for i in range(files)
+    ]
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    plan = build_review(
+        items,
+        sha=HEAD,
+        command=command,
+        version="0",
+        skipped=[path(files + i) for i in range(skipped)],
+        rewrite=stub,
+    )
+    assert len(plan.body) <= MAX_BODY_CHARS
+    assert len(plan.comments) <= MAX_COMMENTS
+    assert all(len(c.body) <= MAX_COMMENT_CHARS for c in plan.comments)
+    if files * sites > 300 or skipped > 300:
+        assert "not shown" in plan.body or "not listed" in plan.body

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.bot.pr.suggestions import (
@@ -110,3 +111,46 @@ def test_parses_checks_without_running() -> None:
 def test_unified_marks_a_missing_final_newline() -> None:
     text = unified("a.py", "x = 1", "x = 2")
     assert text.startswith("--- a/a.py\n+++ b/a.py\n") and "\\ No newline at end of file" in text
+
+
+def _repeated(n: int) -> tuple[str, str]:
+    """A file of ``2n`` identical lines with three changed lines among them."""
+    body = "    x = 1\n" * n
+    old = f"a = 1\n{body}b = 1\n{body}c = 1\n"
+    return old, old.replace("a = 1", "a = 2").replace("b = 1", "b = 2").replace("c = 1", "c = 2")
+
+
+def test_the_hunk_diff_of_many_repeated_lines_is_linear(
+    python_lines: Callable[[Callable[[], object], int], int],
+) -> None:
+    """Work counted in Python lines run (no clock): difflib's matcher without autojunk did
+    work growing with the square of a repeated line's count (4,000 identical lines: minutes).
+    Now doubling the file at most doubles the work, plus slack."""
+    runs: dict[int, int] = {}
+    for n in (1000, 2000, 4000):
+        old, new = _repeated(n)
+        found: list[Hunk] = []
+        runs[n] = python_lines(lambda: found.extend(hunks(old, new)), 100 * n)  # noqa: B023
+        assert [h.start for h in found] == [1, n + 2, 2 * n + 3] and apply(old, found) == new
+    assert runs[4000] <= 2.2 * runs[2000] and runs[2000] <= 2.2 * runs[1000]
+
+
+MAX_FILE_BYTES = 512 * 1024  # /qnn migrate's cap on a file
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    line=st.sampled_from(["x = 1\n", "\n", "    pass\n", ")\n"]),
+    every=st.sampled_from([2, 7, 50, 1000]),
+)
+def test_hunks_of_a_file_at_the_cap_are_exact(line: str, every: int) -> None:
+    """Property at /qnn migrate's file cap: the same line repeated, every ``every``-th one
+    changed (thousands of changes among identical lines): the hunks, however coarse the
+    diff's budget made them, give exactly the new text, in order and not overlapping."""
+    count = MAX_FILE_BYTES // len(line)
+    old_lines = [line] * count
+    new_lines = [f"y{i} = 0\n" if i % every == 0 else line for i in range(count)]
+    old, new = "".join(old_lines), "".join(new_lines)
+    found = hunks(old, new)
+    assert apply(old, found) == new
+    assert all(x.end < y.start for x, y in itertools.pairwise(found))
