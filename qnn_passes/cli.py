@@ -6,6 +6,7 @@ stays fast and a missing ``[passes]`` extra is reported by the command that need
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
 import click
@@ -15,28 +16,18 @@ from qnn_migrate.cli import extra_missing
 _STACK = ("torch", "executorch", "torchao")
 
 
-def _load_pipeline() -> ModuleType:
+def _load(name: str) -> ModuleType:
+    """``qnn_passes.<name>`` with the torch stack imported; a missing [passes] extra is
+    ``qnn_migrate.cli.EXTRA_MISSING``, any other ImportError a bug that propagates."""
     try:
-        from qnn_passes import pipeline
-
-        pipeline.executorch_pass("FoldQDQ")  # imports the torch stack
+        module = importlib.import_module(f"qnn_passes.{name}")
+        importlib.import_module("executorch.backends.qualcomm._passes")  # the torch stack
     except ImportError as err:
-        message = extra_missing("passes", "passes", _STACK, err)  # qnn_migrate.cli.EXTRA_MISSING
+        message = extra_missing("passes", "passes", _STACK, err)
         if message is not None:
             raise click.ClickException(message) from err
         raise
-    return pipeline
-
-
-def _load_compat() -> ModuleType:
-    try:
-        from qnn_passes import executorch_compat  # imports the torch stack
-    except ImportError as err:
-        message = extra_missing("passes", "passes", _STACK, err)  # qnn_migrate.cli.EXTRA_MISSING
-        if message is not None:
-            raise click.ClickException(message) from err
-        raise
-    return executorch_compat
+    return module
 
 
 @click.group("passes")
@@ -60,7 +51,7 @@ def passes() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Also list the passes that are off.")
 def order(backend: str, convert_linear_to_conv2d: bool, show_all: bool) -> None:
     """Print the solved to-edge pass order for BACKEND, one pass per line."""
-    pipeline = _load_pipeline()
+    pipeline = _load("pipeline")
     try:
         solved = pipeline.plan(backend, convert_linear_to_conv2d=convert_linear_to_conv2d)
     except pipeline.QnnConfigError as err:
@@ -97,7 +88,7 @@ def check(backend: str | None) -> None:
     unnecessary or ok are known; unknown, gone, missing or dropped is drift, and
     qnn_transform_passes refuses to lower that variant. Exit 0 when compatible, 1 when not.
     """
-    compat = _load_compat()
+    compat = _load("executorch_compat")
     comparison = compat.compare(compat.read_installed())
     tested = ", ".join(comparison.tested)
     if comparison.version_known:
