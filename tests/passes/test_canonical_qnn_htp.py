@@ -8,15 +8,25 @@ qnn_passes. Both must give the same QnnBackend delegates and the same ops outsid
 simulator outputs within 1 LSB of each other (fp16 ulp for float, the output's scale for
 quantized); each is also held to the tier's bounds against eager / the fake-quant model,
 which an all-zero output fails (the tier's controls are in tests/qnn_htp/test_infrastructure.py).
+
+Lowerings come from the tier's session cache (qnn_htp.session_cache), keyed by LoweringSpec: a
+zoo model's deprecated lowering here is the very one tests/qnn_htp/test_zoo.py compares with
+the migrated flow, lowered once per session whichever test or xdist worker asks first.
 """
 
 from __future__ import annotations
 
 import pytest
-from qnn_htp.conftest import qnn, qnn_sdk  # noqa: F401 - the tier's fixtures
-from qnn_htp.fresh import FreshProcessError, FreshRunner
-from qnn_htp.lowering import Lowered, LoweringSpec, lower
-from qnn_htp.pairs import assert_matches_reference, assert_outputs_within_lsb, assert_same_structure
+from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
+from qnn_htp.fresh import FreshProcessError
+from qnn_htp.lowering import Lowered
+from qnn_htp.pairs import (
+    assert_matches_reference,
+    assert_outputs_within_lsb,
+    assert_same_structure,
+    lower_flows,
+)
+from qnn_htp.session_cache import SessionCache
 from qnn_htp.subjects import Subject
 from qnn_htp.test_zoo import FAILS_IN_BOTH, FAILS_ONLY_DEPRECATED, NUMERICS_WRONG_IN_BOTH
 
@@ -43,20 +53,11 @@ def probe_subject(name: str) -> Subject:
     return Subject(model, inputs, quantized=False)
 
 
-_CACHE: dict[tuple[str, str], dict[str, Lowered | FreshProcessError]] = {}
+FLOWS = ("deprecated", "canonical")
 
 
-def both(runner: FreshRunner, build: str, name: str) -> dict[str, Lowered | FreshProcessError]:
-    key = (build, name)
-    if key not in _CACHE:
-        results: dict[str, Lowered | FreshProcessError] = {}
-        for flow in ("deprecated", "canonical"):
-            try:
-                results[flow] = runner.run(lower, LoweringSpec(build, (name,), flow))
-            except FreshProcessError as err:
-                results[flow] = err
-        _CACHE[key] = results
-    return _CACHE[key]
+def both(cache: SessionCache, build: str, name: str) -> dict[str, Lowered | FreshProcessError]:
+    return lower_flows(cache, build, (name,), FLOWS).results
 
 
 def _ok(result: Lowered | FreshProcessError, flow: str) -> Lowered:
@@ -81,8 +82,8 @@ def _compare(
     "name",
     [pytest.param(c.name, marks=pytest.mark.xdist_group(f"canon-{c.name}")) for c in CASES],
 )
-def test_zoo_model_lowers_alike(qnn: FreshRunner, name: str) -> None:  # noqa: F811
-    results = both(qnn, ZOO, name)
+def test_zoo_model_lowers_alike(qnn_cache: SessionCache, name: str) -> None:  # noqa: F811
+    results = both(qnn_cache, ZOO, name)
     if name in FAILS_IN_BOTH:
         message = FAILS_IN_BOTH[name][0]
         for flow in results:
@@ -104,8 +105,8 @@ def test_zoo_model_lowers_alike(qnn: FreshRunner, name: str) -> None:  # noqa: F
     "name",
     [pytest.param(n, marks=[pytest.mark.xdist_group(f"canon-{n}")]) for n in HTP_PROBES],
 )
-def test_probe_lowers_alike(qnn: FreshRunner, name: str) -> None:  # noqa: F811
-    results = both(qnn, PROBE, name)
+def test_probe_lowers_alike(qnn_cache: SessionCache, name: str) -> None:  # noqa: F811
+    results = both(qnn_cache, PROBE, name)
     if name in PROBE_FAILS_ONLY_DEPRECATED:
         assert PROBE_FAILS_ONLY_DEPRECATED[name][0] in str(results["deprecated"])
         new = _ok(results["canonical"], "canonical")

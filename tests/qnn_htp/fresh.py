@@ -15,17 +15,22 @@ itself never gets. A fork is ~0.1 s where a new interpreter costs seconds of imp
 
 The function and its arguments are pickled to the child and its result pickled back, so return
 plain data (bytes, numpy arrays). A child that raises raises :class:`FreshProcessError` here with
-its traceback; one that dies or overruns the timeout does too.
+its traceback; one that dies or overruns the timeout does too. :meth:`FreshRunner.run_many` and
+:meth:`FreshRunner.outcomes` run several calls in children side by side (``MAX_PARALLEL`` at a
+time): each child is still a fresh fork of the server, and QNN's counters are per process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.forkserver
 import os
+import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,10 @@ from qnn_htp.sdk import QnnSdk
 
 TESTS = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 600.0
+# Children of one test process that run at once (run_many, outcomes): two keep both cores busy
+# when the other xdist worker is between lowerings, and cost nothing measurable when it is not.
+MAX_PARALLEL = max(1, min(2, os.cpu_count() or 1))
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 class FreshProcessError(RuntimeError):
@@ -98,37 +107,98 @@ class FreshRunner:
 
     def run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` in a new child; its result, or FreshProcessError."""
+        child = self._start(fn, args, kwargs)
+        child.wait(child.deadline - time.monotonic())
+        return child.result()
+
+    def run_many(
+        self, fn: Callable[..., Any], argument_lists: Sequence[tuple[Any, ...]]
+    ) -> list[Any]:
+        """``[fn(*args) for args in argument_lists]``, each in its own child, side by side."""
+        return self.run_calls([(fn, args) for args in argument_lists])
+
+    def run_calls(self, calls: Sequence[Call]) -> list[Any]:
+        """``[fn(*args) for fn, args in calls]``, each in its own child, side by side; the first
+        FreshProcessError (in list order) is raised once every child has finished."""
+        results = self.outcomes(calls)
+        for result in results:
+            if isinstance(result, FreshProcessError):
+                raise result
+        return results
+
+    def outcomes(
+        self, calls: Sequence[Call], parallel: int = MAX_PARALLEL
+    ) -> list[Any | FreshProcessError]:
+        """Each ``fn(*args)`` of ``calls`` in its own child, up to ``parallel`` at once; per call
+        its result or the FreshProcessError it ended with, in the order of ``calls``."""
+        results: list[Any | FreshProcessError] = [None] * len(calls)
+        pending = list(enumerate(calls))[::-1]
+        running: dict[int, _Child] = {}
+        while pending or running:
+            while pending and len(running) < max(1, parallel):
+                index, (fn, args) = pending.pop()
+                running[index] = self._start(fn, args, {})
+            soonest = min(child.deadline for child in running.values())
+            ready = multiprocessing.connection.wait(
+                [child.receiver for child in running.values()],
+                timeout=max(0.0, soonest - time.monotonic()),
+            )
+            for index, child in list(running.items()):
+                if child.receiver in ready or child.deadline <= time.monotonic():
+                    del running[index]
+                    try:
+                        results[index] = child.result()
+                    except FreshProcessError as err:
+                        results[index] = err
+        return results
+
+    def _start(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Child:
         receiver, sender = self._context.Pipe(duplex=False)
-        child = self._context.Process(
+        process = self._context.Process(
             target=_child_main, args=(sender, fn, args, kwargs), daemon=True
         )
-        child.start()
+        process.start()
         sender.close()
         self.children += 1
+        label = f"{_name(fn)}{args!r}"
+        return _Child(process, receiver, label, self.timeout_s, time.monotonic() + self.timeout_s)
+
+
+@dataclass
+class _Child:
+    """A started child: its process, the pipe its message comes on, and when it must be done."""
+
+    process: Any
+    receiver: Any
+    label: str
+    timeout_s: float
+    deadline: float
+
+    def wait(self, timeout: float) -> bool:
+        return bool(self.receiver.poll(max(0.0, timeout)))
+
+    def result(self) -> Any:
+        """The child's result (its message must be ready or its deadline past), or raise."""
         try:
-            if not receiver.poll(self.timeout_s):
-                child.kill()
-                raise FreshProcessError(f"{_name(fn)}{args!r} ran over {self.timeout_s:.0f} s")
+            if not self.wait(0):
+                self.process.kill()
+                raise FreshProcessError(f"{self.label} ran over {self.timeout_s:.0f} s")
             try:
-                message = receiver.recv()
+                message = self.receiver.recv()
             except EOFError:
-                child.join(30)
+                self.process.join(30)
                 raise FreshProcessError(
-                    f"{_name(fn)}{args!r}: the child died (exit code {child.exitcode}) without "
+                    f"{self.label}: the child died (exit code {self.process.exitcode}) without "
                     "a result; its stderr above says why"
                 ) from None
         finally:
-            receiver.close()
-            child.join(30)
+            self.receiver.close()
+            self.process.join(30)
         if message[0] != "ok":
-            raise FreshProcessError(
-                f"{_name(fn)}{args!r} failed in its child: {message[1]}\n{message[2]}"
-            )
+            raise FreshProcessError(f"{self.label} failed in its child: {message[1]}\n{message[2]}")
         return message[1]
-
-    def run_many(self, fn: Callable[..., Any], argument_lists: list[tuple[Any, ...]]) -> list[Any]:
-        """``[fn(*args) for args in argument_lists]``, each in its own child, one after another."""
-        return [self.run(fn, *args) for args in argument_lists]
 
 
 def _name(fn: Callable[..., Any]) -> str:

@@ -1,7 +1,9 @@
 """Lower one subject through both flows (each in a fresh child) and compare the results.
 
-Results are cached per test process, keyed by the subject, so the structure, byte and numeric
-tests of one subject share two lowerings (their tests share an xdist group).
+Lowerings come from the session's SessionCache (qnn_htp.session_cache), keyed by their
+LoweringSpec, so the structure, byte and numeric tests of one subject, and any other test that
+lowers the same spec (tests/passes/test_canonical_qnn_htp.py: the deprecated flow), share one
+lowering per flow, whichever xdist worker runs them.
 """
 
 from __future__ import annotations
@@ -20,16 +22,15 @@ from qnn_htp.compare import (
     same_structure,
     within_lsb,
 )
-from qnn_htp.fresh import FreshProcessError, FreshRunner
-from qnn_htp.lowering import Lowered, LoweringSpec, lower
+from qnn_htp.fresh import FreshProcessError
+from qnn_htp.lowering import Lowered, LoweringSpec
+from qnn_htp.session_cache import SessionCache
 
 FLOWS = ("deprecated", "migrated")
 # Numeric bounds against the reference. Float (fp16 on HTP) against eager measured 65-72 dB;
 # quantized against the fake-quant model 40-170 dB. An all-zero output is at 0 dB.
 FLOAT_BOUNDS = {"min_snr_db": 50.0, "max_rel_error": 5e-3}
 QUANT_BOUNDS = {"min_snr_db": 30.0, "max_rel_error": 5e-2}
-
-_CACHE: dict[tuple[str, tuple[Any, ...]], dict[str, Lowered | FreshProcessError]] = {}
 
 
 @dataclass(frozen=True)
@@ -50,17 +51,17 @@ class Outcome:
         return str(result)
 
 
-def lower_both(qnn: FreshRunner, build: str, args: tuple[Any, ...]) -> Outcome:
-    key = (build, args)
-    if key not in _CACHE:
-        results: dict[str, Lowered | FreshProcessError] = {}
-        for flow in FLOWS:
-            try:
-                results[flow] = qnn.run(lower, LoweringSpec(build, args, flow))
-            except FreshProcessError as err:
-                results[flow] = err
-        _CACHE[key] = results
-    return Outcome(_CACHE[key])
+def lower_flows(
+    cache: SessionCache, build: str, args: tuple[Any, ...], flows: tuple[str, ...] = FLOWS
+) -> Outcome:
+    """``build(*args)`` lowered through each of ``flows`` (side by side where not yet lowered)."""
+    results = cache.lowered([LoweringSpec(build, args, flow) for flow in flows])
+    return Outcome(dict(zip(flows, results, strict=True)))
+
+
+def lower_both(cache: SessionCache, build: str, args: tuple[Any, ...]) -> Outcome:
+    """Through the deprecated wrapper and the migrated flow (``qnn_export``)."""
+    return lower_flows(cache, build, args, FLOWS)
 
 
 def payloads_identical(a: Lowered, b: Lowered) -> bool:

@@ -21,13 +21,25 @@ STATE: AbiState | None = None
 
 def _prepare() -> AbiState:
     import torch  # noqa: F401  (first: see qnn_htp.abi)
-    from executorch.backends.qualcomm.utils import utils  # noqa: F401
+    from executorch.backends.qualcomm.utils import qnn_sdk_setup, utils  # noqa: F401
     from executorch.extension.pybindings import portable_lib  # noqa: F401
 
     import qnn_passes.api  # noqa: F401
     from qnn_htp.abi import install
 
+    _read_cpu_vendor_once(qnn_sdk_setup)
     return install(Path(os.environ["QNN_SDK_ROOT"]))
+
+
+def _read_cpu_vendor_once(qnn_sdk_setup: object) -> None:
+    """Every lowering asks ExecuTorch whether the host is AMD (``disable_mkldnn_on_amd``); the
+    first ask per process runs py-cpuinfo in a new Python interpreter (about 1.2 s of CPU) and
+    ExecuTorch keeps the answer in a module global. Asked here once, every child inherits the
+    answer. Only the answer is cached: the MKLDNN setting itself is still applied by each
+    lowering, as before (nothing QNN is touched)."""
+    host_is_amd = getattr(qnn_sdk_setup, "_host_is_amd", None)
+    if callable(host_is_amd):
+        host_is_amd()
 
 
 if os.environ.get(SERVER_FLAG) == "1":

@@ -1,6 +1,6 @@
 """The codemod's semantics scenarios on real QNN: original and rewritten scripts give the same delegates.
 
-tests/codemods/test_rewrite_semantics.py shows, under the RecordingQnnBackend double, that each
+tests/passes/test_rewrite_semantics.py shows, under the RecordingQnnBackend double, that each
 scenario (every parameter of the deprecated call, a single module, a dict of methods, calls in
 a comprehension) hands the partitioner the same programs as written and as rewritten (both
 targets). Here the same scripts lower through the real QNN HTP compiler, each run in a fresh
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from qnn_htp.compare import mask_signatures
-from qnn_htp.fresh import FreshProcessError, FreshRunner
-from qnn_htp.scripts import ScriptLowering, run_script
+from qnn_htp.fresh import FreshProcessError
+from qnn_htp.scripts import run_script
+from qnn_htp.session_cache import SessionCache
 from qnn_migrate.codemods.engine import rewrite_code
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-codemod-scenarios")]
@@ -36,33 +37,19 @@ FAILS_AS_WRITTEN = {
         "the batch dimension is dynamic (Dim 1..8): QNN 2.51 cannot build the context",
     ),
 }
-_ORIGINALS: dict[str, list[ScriptLowering] | FreshProcessError] = {}
-
-
-def _run(qnn: FreshRunner, code: str, name: str) -> list[ScriptLowering] | FreshProcessError:
-    try:
-        result: list[ScriptLowering] = qnn.run(run_script, code, name)
-    except FreshProcessError as err:
-        return err
-    return result
-
-
-def _original(qnn: FreshRunner, scenario: str) -> list[ScriptLowering] | FreshProcessError:
-    if scenario not in _ORIGINALS:
-        source = (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
-        _ORIGINALS[scenario] = _run(qnn, source, scenario)
-    return _ORIGINALS[scenario]
 
 
 @pytest.mark.parametrize(("scenario", "target"), CASES, ids=[f"{s}-{t}" for s, t in CASES])
 def test_rewritten_scenario_lowers_to_the_same_delegates(
-    qnn: FreshRunner, scenario: str, target: str
+    qnn_cache: SessionCache, scenario: str, target: str
 ) -> None:
     source = (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
     rewritten = rewrite_code(source, target=target, filename=scenario)
     assert rewritten.changed and not rewritten.unfixable
-    old = _original(qnn, scenario)
-    new = _run(qnn, rewritten.code, f"{scenario}-{target}")
+    # The original's run is shared by its targets' tests (the session cache), the two side by side.
+    old, new = qnn_cache.outcomes(
+        [(run_script, (source, scenario)), (run_script, (rewritten.code, f"{scenario}-{target}"))]
+    )
     if scenario in FAILS_AS_WRITTEN:
         message, _why = FAILS_AS_WRITTEN[scenario]
         assert isinstance(old, FreshProcessError) and message in str(old)

@@ -14,9 +14,10 @@ from qnn_htp.compare import (
     signatures,
 )
 from qnn_htp.fresh import FreshRunner
-from qnn_htp.lowering import LoweringSpec, lower
+from qnn_htp.lowering import Lowered, LoweringSpec, lower
 from qnn_htp.pairs import assert_payloads_nearly_equal
 from qnn_htp.sdk import HOST_LIBS, QnnSdk
+from qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
 LINEAR = LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "deprecated")
@@ -47,13 +48,21 @@ def test_bridge_is_what_makes_device_creation_work(qnn: FreshRunner, qnn_sdk: Qn
         assert not abi.needs_bridge(state["htp_api"])
         assert qnn.run(probes.bridge_calls, LINEAR) == 0
         return
-    assert qnn.run(probes.bridge_calls, LINEAR) >= 1
-    error = qnn.run(probes.lower_unbridged, LINEAR)
+    calls, error = qnn.run_calls(
+        [(probes.bridge_calls, (LINEAR,)), (probes.lower_unbridged, (LINEAR,))]
+    )
+    assert calls >= 1
     assert error, "lowering without the bridge succeeded: the bridge is not needed (or not removed)"
 
 
-def test_fresh_children_byte_match_and_one_process_does_not(qnn: FreshRunner) -> None:
-    first, second = qnn.run_many(lower, [(LINEAR,), (LINEAR,)])
+def test_fresh_children_byte_match_and_one_process_does_not(
+    qnn: FreshRunner, qnn_cache: SessionCache
+) -> None:
+    # Two fresh children: the session's lowering of LINEAR (shared with test_zoo's linear_3d)
+    # and one more, run beside the control.
+    (first,) = qnn_cache.lowered([LINEAR])
+    second, (again, twice) = qnn.run_calls([(lower, (LINEAR,)), (probes.lower_twice, (LINEAR,))])
+    assert isinstance(first, Lowered), first
     assert first.delegates == {"forward": 1} and first.backends == ["QnnBackend"]
     # The signature is a compile-time timestamp: it differs, and masking removes exactly it.
     assert signatures(first.payloads[0]) != signatures(second.payloads[0])
@@ -61,7 +70,6 @@ def test_fresh_children_byte_match_and_one_process_does_not(qnn: FreshRunner) ->
     assert mask_signatures(first.payloads[0]) == mask_signatures(second.payloads[0])
     assert mask_signatures(first.pte) == mask_signatures(second.pte)
     # Control: two lowerings in one process never byte-match (process-wide QNN counters).
-    again, twice = qnn.run(probes.lower_twice, LINEAR)
     assert mask_signatures(again.payloads[0]) == mask_signatures(first.payloads[0])
     assert mask_signatures(twice.payloads[0]) != mask_signatures(again.payloads[0])
 
@@ -105,22 +113,20 @@ def test_numeric_check_rejects_zeros_and_noise() -> None:
     assert np.allclose(np.zeros_like(reference), reference, atol=0.1, rtol=1.0)
 
 
-def test_masked_comparison_tells_linear_to_conv2d_apart(qnn: FreshRunner) -> None:
+def test_masked_comparison_tells_linear_to_conv2d_apart(qnn_cache: SessionCache) -> None:
     """Control for every byte comparison: one option changed, the masked payloads differ."""
-    plain, converted = qnn.run_many(
-        lower,
+    plain, converted = qnn_cache.lowered(
         [
-            (LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "migrated"),),
-            (
-                LoweringSpec(
-                    "qnn_htp.subjects:zoo",
-                    ("linear_3d",),
-                    "migrated",
-                    kwargs=(("convert_linear_to_conv2d", True),),
-                ),
+            LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "migrated"),
+            LoweringSpec(
+                "qnn_htp.subjects:zoo",
+                ("linear_3d",),
+                "migrated",
+                kwargs=(("convert_linear_to_conv2d", True),),
             ),
-        ],
+        ]
     )
+    assert isinstance(plain, Lowered) and isinstance(converted, Lowered), (plain, converted)
     assert mask_signatures(plain.payloads[0]) != mask_signatures(converted.payloads[0])
     # Nor does the looser check of the subjects whose context binary varies by a few bytes.
     with pytest.raises(AssertionError, match="of them differ"):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 
 from qnn_htp import test_zoo
-from qnn_htp.fresh import FreshRunner
 from qnn_htp.pairs import (
     assert_matches_reference,
     assert_same_structure,
     lower_both,
     payloads_identical,
 )
+from qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
 REVIEW = "qnn_htp.subjects:review"
@@ -59,8 +59,10 @@ def test_every_review_point_in_the_zoo_is_lowered_there() -> None:
 
 
 @pytest.mark.parametrize("name", BUILT_HERE)
-def test_review_case_gives_the_same_delegates_and_outputs(qnn: FreshRunner, name: str) -> None:
-    outcome = lower_both(qnn, REVIEW, (name,))
+def test_review_case_gives_the_same_delegates_and_outputs(
+    qnn_cache: SessionCache, name: str
+) -> None:
+    outcome = lower_both(qnn_cache, REVIEW, (name,))
     if name in FAILS_DIFFERENTLY:
         for flow, message in FAILS_DIFFERENTLY[name].items():
             assert message in outcome.error(flow), flow

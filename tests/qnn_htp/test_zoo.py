@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 from passes.zoo import CASES, FLOAT_CASES
 
-from qnn_htp.fresh import FreshRunner
 from qnn_htp.pairs import (
     assert_matches_reference,
     assert_outputs_within_lsb,
@@ -22,6 +21,7 @@ from qnn_htp.pairs import (
     lower_both,
     payloads_identical,
 )
+from qnn_htp.session_cache import SessionCache
 from qnn_htp.subjects import OPTION_VARIANTS
 
 pytestmark = pytest.mark.qnn_htp
@@ -132,9 +132,9 @@ def _quantized(args: tuple[str, ...]) -> bool:
 
 
 @pytest.mark.parametrize("args", _zoo_params() + _precision_params())
-def test_flows_give_the_same_delegates(qnn: FreshRunner, args: tuple[str, ...]) -> None:
+def test_flows_give_the_same_delegates(qnn_cache: SessionCache, args: tuple[str, ...]) -> None:
     name = args[0] if len(args) == 1 else "-".join(args)
-    outcome = lower_both(qnn, ZOO, args)
+    outcome = lower_both(qnn_cache, ZOO, args)
     if name in FAILS_IN_BOTH:
         message, _why = FAILS_IN_BOTH[name]
         assert message in outcome.error("deprecated")
@@ -161,11 +161,11 @@ def test_flows_give_the_same_delegates(qnn: FreshRunner, args: tuple[str, ...]) 
 
 
 @pytest.mark.parametrize("args", _zoo_params() + _precision_params())
-def test_outputs_match_the_reference(qnn: FreshRunner, args: tuple[str, ...]) -> None:
+def test_outputs_match_the_reference(qnn_cache: SessionCache, args: tuple[str, ...]) -> None:
     name = args[0] if len(args) == 1 else "-".join(args)
     if name in FAILS_IN_BOTH:
         pytest.xfail(FAILS_IN_BOTH[name][1])  # shown failing in test_flows_give_the_same_delegates
-    outcome = lower_both(qnn, ZOO, args)
+    outcome = lower_both(qnn_cache, ZOO, args)
     flows = ["migrated"] if name in FAILS_ONLY_DEPRECATED else ["deprecated", "migrated"]
     if name in NUMERICS_WRONG_IN_BOTH:
         for flow in flows:
