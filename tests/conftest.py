@@ -57,11 +57,30 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if not selected else None
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test of the torch-stack folders ``passes``."""
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of the torch-stack folders ``passes``; make ``xdist_group`` work.
+
+    pytest-xdist 3.8 groups tests under ``--dist loadgroup`` by appending ``@<group>`` to
+    ``item._nodeid``, which pytest 9 no longer reads (``nodeid`` is ``str(item._id)``): every
+    group would be ignored and a group's tests spread over both workers. The same suffix is
+    written here where pytest 9 reads it (trylast: after every plugin has added its marks).
+    """
+    loadgroup = getattr(config.option, "dist", None) == "loadgroup"
     for item in items:
         if "passes" in _folder_markers(item.path):
             item.add_marker(pytest.mark.passes)
+        if not loadgroup:
+            continue
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = type(item._id).parse(item.nodeid + suffix)  # type: ignore[attr-defined]
 
 
 class TooMuchWork(AssertionError):

@@ -66,7 +66,10 @@ def main(argv: list[str]) -> int:
     from qnn_htp.abi import install
 
     install(Path(os.environ["QNN_SDK_ROOT"]))
-    from executorch.extension.pybindings.portable_lib import _load_program
+    # The extension itself, as portable_lib re-exports it: portable_lib first imports
+    # executorch.exir (torchao and the whole export stack, ~6 s of CPU), which a runner that
+    # only loads and runs a .pte never needs. torch must be imported first (done above).
+    from executorch.extension.pybindings._C import _load_program
 
     program = _load_program(args.model_path)
     method_name = program.get_method_name(args.method_index)
