@@ -57,9 +57,28 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if not selected else None
 
 
+# The longest unit of work: ExecuTorch's own harness, run in three flows, one worker.
+LONGEST_GROUPS = frozenset({"qnn-harness"})
+
+
+def _cost_rank(item: pytest.Item) -> int:
+    """Longest work first, so the many short core tests fill the end of the run on both
+    workers (with ``--no-loadscope-reorder``, xdist hands units out in this order)."""
+    groups = {str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args}
+    markers = _folder_markers(item.path) | {m.name for m in item.iter_markers()}
+    if groups & LONGEST_GROUPS:
+        return 0
+    if "qnn_htp" in markers:
+        return 1
+    if "passes" in markers or groups:
+        return 2
+    return 3
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of the torch-stack folders ``passes``; make ``xdist_group`` work.
+    """Order the run longest first, mark every test of the torch-stack folders ``passes``, and
+    make ``xdist_group`` work.
 
     pytest-xdist 3.8 groups tests under ``--dist loadgroup`` by appending ``@<group>`` to
     ``item._nodeid``, which pytest 9 no longer reads (``nodeid`` is ``str(item._id)``): every
@@ -67,6 +86,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     written here where pytest 9 reads it (trylast: after every plugin has added its marks).
     """
     loadgroup = getattr(config.option, "dist", None) == "loadgroup"
+    items.sort(key=_cost_rank)  # stable: within a rank, collection order
     for item in items:
         if "passes" in _folder_markers(item.path):
             item.add_marker(pytest.mark.passes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,9 +60,12 @@ def test_ruff_format_is_clean() -> None:
 
 
 def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
-    # mypy's own cache (.mypy_cache, ignored by git): a rerun reads only what changed.
+    # mypy's own cache (.mypy_cache, ignored by git): a rerun reads only what changed. One
+    # folder per interpreter: .ci/run checks the core with 3.12 and 3.13 beside the 3.11 run,
+    # and their venvs see different packages.
+    cache = ROOT / ".mypy_cache" / sys.implementation.cache_tag
     return subprocess.run(
-        [sys.executable, "-m", "mypy", f"--cache-dir={ROOT / '.mypy_cache'}", *args],
+        [sys.executable, "-m", "mypy", f"--cache-dir={cache}", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -115,6 +119,30 @@ def test_the_bot_imports_without_the_passes_extra() -> None:
     """Every module of qnn_migrate.bot imports where torch and executorch are missing."""
     proc = _import_everything(("torch", "executorch", "torchao"), "qnn_migrate.bot")
     assert proc.returncode == 0, proc.stderr
+
+
+def _copy_of_the_tree(dest: Path) -> Path:
+    """The checkout's tracked and new files (links kept as links), uncommitted changes included.
+
+    setuptools builds in the source folder (build/, *.egg-info); .ci/run installs the core for
+    other Pythons while this suite runs, so nothing here builds in the checkout itself.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source, target = ROOT / name, dest / name
+        if not source.exists() and not source.is_symlink():
+            continue  # deleted but not yet staged
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+    return dest
 
 
 def _build_wheel(source: Path, out: Path) -> Path:
@@ -225,7 +253,7 @@ def test_a_clone_without_symlinks_builds_a_complete_wheel_that_rewrites(tmp_path
 def test_pip_install_adds_exactly_two_import_names(tmp_path: Path) -> None:
     """A plain install puts qnn_migrate and qnn_passes (plus metadata and the script) only."""
     target = tmp_path / "site"
-    _install_wheel(_build_wheel(ROOT, tmp_path / "dist"), target)
+    _install_wheel(_build_wheel(_copy_of_the_tree(tmp_path / "tree"), tmp_path / "dist"), target)
     names = {p.name for p in target.iterdir()}
     dist_info = {n for n in names if n.endswith(".dist-info")}
     assert len(dist_info) == 1 and next(iter(dist_info)).startswith("qnn_migrate-")
