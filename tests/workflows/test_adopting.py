@@ -197,7 +197,7 @@ def test_doctor_accepts_the_layout_and_catches_a_mismatched_pin(layout: tuple[Pa
     fork, _ = layout
     checks, catalog = doctor.local_checks(fork)
     assert catalog is not None
-    assert [c.ok for c in checks] == [True, True], [c.line() for c in checks]
+    assert [c.ok for c in checks] == [True, True, True], [c.line() for c in checks]
     broken = fork.parent / "broken"
     shutil.copytree(fork, broken)
     caller = broken / ".github/workflows/qnn-command.yml"
