@@ -1,7 +1,7 @@
 """Benchmark: the readers of untrusted input against adversarial shapes, time vs size.
 
-    python benchmarks/bench_inputs.py            # 64 KiB, 1 MiB, 8 MiB
-    python benchmarks/bench_inputs.py --quick    # 64 KiB and 1 MiB only
+    python benchmarks/bench_inputs.py            # 16, 64, 512 KiB, 1 MiB, 8 MiB
+    python benchmarks/bench_inputs.py --quick    # 16 and 64 KiB only
 
 Each reader that takes text another party wrote (a job running PR code, a PR's author) is
 timed on the shapes that made the old code quadratic, and on an ordinary input, at each size:
@@ -13,7 +13,13 @@ timed on the shapes that made the old code quadratic, and on an ordinary input, 
   ``)``, and ordinary imports;
 - ``suggestions.hunks`` (``/qnn migrate``'s diff): identical lines with a change at each end
   and in the middle, a change every 7 lines among identical ones (the diff's step budget
-  then makes it coarse), and ordinary unique lines.
+  then makes it coarse), and ordinary unique lines;
+- ``commands.parse`` (a PR comment; cap 64 KiB, so only sizes up to it): runs of ``![`` and
+  ``[`` (markdown-it's costliest shapes per character), emphasis runs, and plain text; it
+  has no old version (the grammar was already markdown-it), so its old column is ``n/a``;
+- ``migrate.build_review`` (``/qnn migrate``'s review; files of up to 512 KiB): one short
+  line repeated, every line rewritten, a site left on each line and a patch hunk on every
+  other line; its old column is 5aad75f's anchoring of those sites on the patch alone.
 
 The old code (kept below, verbatim in behaviour) is timed on the same inputs in a child
 process stopped after ``OLD_LIMIT_S`` (``> 60 s``); once it was stopped at a size, larger
@@ -36,11 +42,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from qnn_migrate.bot import artifacts
-from qnn_migrate.bot.pr import suggestions
+from qnn_migrate.bot.catalog import load as load_catalog
+from qnn_migrate.bot.github.gateway import FileBlob
+from qnn_migrate.bot.pr import migrate, suggestions
+from qnn_migrate.bot.pr.commands import Action, Command, CommandError, parse
 from qnn_migrate.codemods import reexports
+from qnn_migrate.codemods.engine import FileResult, RuleOptions
+from qnn_migrate.codemods.findings import Unfixable
 
 KIB = 1024
-SIZES = [64 * KIB, 1024 * KIB, 8 * 1024 * KIB]
+SIZES = [16 * KIB, 64 * KIB, 512 * KIB, 1024 * KIB, 8 * 1024 * KIB]
+# A reader timed only up to the most the bot lets in.
+CAPS = {"commands.parse": 64 * KIB, "build_review": migrate.MAX_FILE_BYTES}
 REPEATS = 3
 OLD_LIMIT_S = 60.0
 NAME = "to_edge_transform_and_lower_to_qnn"
@@ -68,6 +81,52 @@ def old_scan(text: str) -> int:
 def old_hunks(old: str, new: str) -> int:
     a, b = suggestions.split_lines(old), suggestions.split_lines(new)
     return len(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
+
+
+def old_anchoring(old: str, new: str) -> int:
+    """5aad75f's test of each site left against each patch range, in turn."""
+    count = len(suggestions.split_lines(old))
+    ranges = [(i, i) for i in range(1, count + 1, 2)]
+    return sum(any(a <= line <= b for a, b in ranges) for line in range(1, count + 1))
+
+
+CATALOG = load_catalog()  # once: the bot loads it once per event, before it reads the comment
+
+
+def new_comment(body: str) -> object:
+    try:
+        return parse(body, CATALOG)
+    except CommandError as error:
+        return error
+
+
+class SiteEveryLineRewrite:
+    """A rewrite double: a given text, one site left per line (the renderer is timed)."""
+
+    def __init__(self, new: str, sites: int) -> None:
+        self.new, self.sites = new, sites
+
+    def __call__(self, code: str, options: RuleOptions, *, filename: str) -> FileResult:
+        left = tuple(Unfixable(line, "kept: x") for line in range(1, self.sites + 1))
+        return FileResult(self.new, True, 1, left)
+
+
+def new_review(old: str, new: str) -> object:
+    count = len(suggestions.split_lines(old))
+    patch = "".join(f"@@ -{i} +{i} @@\n+x\n" for i in range(1, count + 1, 2))
+    item = migrate.FileInput("a/b.py", patch, FileBlob("a/b.py", len(old), old.encode()))
+    return migrate.build_review(
+        [item],
+        sha="c" * 40,
+        command=Command(Action.MIGRATE, target="qnn-passes"),
+        version="0",
+        rewrite=SiteEveryLineRewrite(new, count),
+    )
+
+
+def every_line_rewritten(size: int) -> tuple[str, str]:
+    lines = ["    x = 1\n"] * (size // 10)
+    return "".join(lines), "".join(f"    y{i} = 2\n" for i in range(len(lines)))
 
 
 def new_parse(text: str) -> object:
@@ -115,7 +174,7 @@ def unique_lines(size: int) -> tuple[str, str]:
 
 
 Case = tuple[
-    str, str, Callable[[int], object], Callable[[object], object], Callable[[object], object]
+    str, str, Callable[[int], object], Callable[[object], object], Callable[[object], object] | None
 ]
 
 
@@ -183,6 +242,22 @@ def cases() -> list[Case]:
             pair(old_hunks),
         ),
         ("hunks", "unique lines (ok)", unique_lines, pair(suggestions.hunks), pair(old_hunks)),
+        *(
+            ("commands.parse", shape, make, one(new_comment), None)
+            for shape, make in (
+                ("![ runs", lambda s: fill("![", s, "/qnn cancel\n")),
+                ("[ runs", lambda s: fill("[", s, "/qnn cancel\n")),
+                ("*a_ runs", lambda s: fill("*a_", s, "/qnn cancel\n")),
+                ("plain text (ok)", lambda s: fill("some words here\n", s, "/qnn cancel\n")),
+            )
+        ),
+        (
+            "build_review",
+            "every repeated line rewritten, a site each",
+            every_line_rewritten,
+            pair(new_review),
+            pair(old_anchoring),
+        ),
     ]
 
 
@@ -221,7 +296,7 @@ def show(seconds: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="64 KiB and 1 MiB only")
+    parser.add_argument("--quick", action="store_true", help="16 and 64 KiB only")
     sizes = SIZES[:2] if parser.parse_args().quick else SIZES
     header = ["reader", "input", *(f"{s // KIB} KiB new / old" for s in sizes)]
     rows = [header]
@@ -229,8 +304,14 @@ def main() -> int:
         cells = [reader, shape]
         stopped = False
         for size in sizes:
+            if size > CAPS.get(reader, size):
+                cells.append("over its cap")
+                continue
             data = make(size)
             new_s = best(lambda: new(data), REPEATS)  # noqa: B023
+            if old is None:
+                cells.append(f"{show(new_s)} / n/a")
+                continue
             old_s = None if stopped else bounded(lambda: old(data), OLD_LIMIT_S)  # noqa: B023
             if old_s is None:
                 old_text = "-" if stopped else f"> {OLD_LIMIT_S:.0f} s"

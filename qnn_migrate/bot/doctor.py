@@ -5,12 +5,18 @@ pull request adds, can ask for ``runs-on: [self-hosted, qnn, sm8650]``. What kee
 off the phones is the repository's and organization's settings, so the doctor checks
 what the REST API shows and lists what only a person can check:
 
-* the adoption files (``.github/qnn-bot.toml`` loads; the caller workflows pin
-  qnn-migrate to one full commit, the same one they install);
+* the adoption files (``.github/qnn-bot.toml`` loads; the caller workflows call
+  qnn-migrate from the repository the adopter trusts (``--bot-repo``), pinned to one full
+  commit, the same one they install; the command workflow is there, without which no
+  comment does anything);
 * "Require approval for all outside collaborators" for fork pull requests;
 * the runner group holding the QNN runners: restricted to the repository, and its
   "selected workflows" to the device workflow on the default branch;
-* ephemeral runners where the API says.
+* ephemeral runners where the API says (repository runners and the runner group's);
+* a runner for every SoC the config offers (a command naming one would queue forever).
+
+An answer the doctor cannot use (offline, 401, 403, 404, a field that is null) is a
+finding that says what it means and what to do, never a traceback.
 
 Reads go through a ``RestReader`` (``get(path) -> (status, json)``); the local checks read
 the adopter's checkout. Each ``Check`` is ok, failed (with the fix) or manual (``None``).
@@ -27,12 +33,15 @@ from typing import Any, Protocol
 from qnn_migrate.bot import catalog as catalog_mod
 
 QNN_WORKFLOWS = ("qnn-bot-command.yml", "qnn-bot-plan.yml", "qnn-bot-report.yml")
+COMMAND_WORKFLOW = "qnn-bot-command.yml"
+BOT_REPO = "qnn-lab/qnn-migrate"  # where the templates call qnn-migrate from
 QNN_ACTION = ".github/actions/run-shard"
 FULL_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # Workflow lines read without a YAML parser (the [bot] extra has none): `uses:` and
 # `bot-ref:` values, comments and quotes stripped.
 USES_RE = re.compile(r"^\s*(?:-\s+)?uses:\s*['\"]?([^\s'\"#]+)", re.M)
 BOT_REF_RE = re.compile(r"^\s*bot-ref:\s*['\"]?([^\s'\"#]+)", re.M)
+BOT_REPO_RE = re.compile(r"^\s*bot-repo:\s*['\"]?([^\s'\"#]+)", re.M)
 PLACEHOLDER = "0" * 40
 APPROVE_ALL = "all_external_contributors"
 
@@ -79,8 +88,17 @@ MANUAL = (
 # ------------------------------------------------------------------------ local files
 
 
-def local_checks(repo_root: Path) -> tuple[list[Check], catalog_mod.Catalog | None]:
-    """The adoption files in a checkout of the adopting repository."""
+def _source(target: str) -> str:
+    """``owner/name`` of a ``uses:`` target (``owner/name/path``); ``./...`` is local."""
+    parts = target.split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 and parts[0] != "." else target
+
+
+def local_checks(
+    repo_root: Path, bot_repo: str = BOT_REPO
+) -> tuple[list[Check], catalog_mod.Catalog | None]:
+    """The adoption files in a checkout of the adopting repository; ``bot_repo`` is the
+    repository the adopter trusts to run qnn-migrate from."""
     out: list[Check] = []
     config = repo_root / catalog_mod.ADOPTER_CONFIG
     catalog: catalog_mod.Catalog | None = None
@@ -104,6 +122,9 @@ def local_checks(repo_root: Path) -> tuple[list[Check], catalog_mod.Catalog | No
 
     pins: dict[str, set[str]] = {}
     bot_refs: set[str] = set()
+    bot_repos: set[str] = set()
+    sources: dict[str, set[str]] = {}  # owner/name called -> workflow files calling it
+    called: set[str] = set()  # qnn-migrate workflow file names called
     for path in sorted((repo_root / ".github" / "workflows").glob("*.y*ml")):
         try:
             text = path.read_text(encoding="utf-8")
@@ -115,9 +136,12 @@ def local_checks(repo_root: Path) -> tuple[list[Check], catalog_mod.Catalog | No
             target, _, ref = uses.partition("@")
             if target.endswith(QNN_WORKFLOWS) or target.endswith(QNN_ACTION):
                 pins.setdefault(ref, set()).add(path.name)
+                sources.setdefault(_source(target), set()).add(path.name)
+                called.add(target.rsplit("/", 1)[-1])
                 calls = True
         if calls:
             bot_refs.update(BOT_REF_RE.findall(text))
+            bot_repos.update(BOT_REPO_RE.findall(text))
     if not pins:
         out.append(
             Check("caller workflows", False, "no workflow calls qnn-migrate's workflows or action")
@@ -145,6 +169,34 @@ def local_checks(repo_root: Path) -> tuple[list[Check], catalog_mod.Catalog | No
             )
         else:
             out.append(Check("pinned version", True, f"qnn-migrate at {refs[0]}"))
+        strangers = {source: files for source, files in sources.items() if source != bot_repo} | {
+            value: {"bot-repo"} for value in bot_repos if value != bot_repo
+        }
+        if strangers:
+            listed = "; ".join(
+                f"{source} (in {', '.join(sorted(files))})"
+                for source, files in sorted(strangers.items())
+            )
+            out.append(
+                Check(
+                    "qnn-migrate source",
+                    False,
+                    f"qnn-migrate is called from {listed}, not from {bot_repo}: call it only "
+                    f"from the repository you trust (or pass --bot-repo OWNER/NAME)",
+                )
+            )
+        else:
+            out.append(Check("qnn-migrate source", True, f"every call is to {bot_repo}"))
+        if COMMAND_WORKFLOW not in called:
+            out.append(
+                Check(
+                    "command workflow",
+                    False,
+                    f"no workflow calls {COMMAND_WORKFLOW}, so /qnn comments do nothing: copy "
+                    ".github/adopt/workflows/qnn-command.yml into .github/workflows/ "
+                    "(docs/adopting.md)",
+                )
+            )
         if catalog is not None:
             device = catalog.policy.device_workflow
             if not (repo_root / ".github" / "workflows" / device).is_file():
@@ -158,11 +210,62 @@ def local_checks(repo_root: Path) -> tuple[list[Check], catalog_mod.Catalog | No
 
 
 def _labels(runner: Mapping[str, Any]) -> set[str]:
+    labels = runner.get("labels")
     return {
         str(label.get("name", "")).lower()
-        for label in runner.get("labels", []) or []
+        for label in (labels if isinstance(labels, list) else [])
         if isinstance(label, Mapping)
     }
+
+
+def _items(doc: Any, key: str) -> list[Mapping[str, Any]]:
+    """The objects listed under ``key`` (``null``, a missing key or a non-list: none)."""
+    listed = doc.get(key) if isinstance(doc, Mapping) else None
+    return (
+        [item for item in listed if isinstance(item, Mapping)] if isinstance(listed, list) else []
+    )
+
+
+def explain(status: int, doc: Any, path: str) -> str:
+    """What an answer the doctor cannot use means, and what to do about it."""
+    message = doc.get("message") if isinstance(doc, Mapping) else None
+    said = f" ({str(message)[:200]})" if message else ""
+    if status == 0:
+        return (
+            f"no answer to GET {path}{said}: offline, or GITHUB_API_URL is wrong; run the "
+            "doctor where the API is reachable"
+        )
+    if status == 401:
+        return (
+            f"GET {path} answered 401{said}: the token was refused; set GITHUB_TOKEN (or "
+            "GH_TOKEN) to a valid token"
+        )
+    if status == 403:
+        return (
+            f"GET {path} answered 403{said}: the token may not read this (an admin token sees "
+            "the most), or the rate limit was hit; retry with an admin token"
+        )
+    if status == 404:
+        return (
+            f"GET {path} answered 404{said}: check --repo, and that the token can see the "
+            "repository (a private one answers 404 to a token without access)"
+        )
+    return f"GET {path} answered {status}{said}"
+
+
+def _ephemeral(runner: Mapping[str, Any], where: str) -> Check:
+    name = f"runner {runner.get('name', '?')}"
+    ephemeral = runner.get("ephemeral")
+    if not isinstance(ephemeral, bool):
+        return Check(name, None, f"{where}: the API does not say if it is ephemeral")
+    return Check(
+        name,
+        ephemeral,
+        f"{where}: ephemeral"
+        if ephemeral
+        else f"{where}: not ephemeral: register it with --ephemeral or as a JIT runner, or "
+        "make its host restore a known state around every job (docs/runners.md)",
+    )
 
 
 def remote_checks(
@@ -174,16 +277,18 @@ def remote_checks(
 ) -> list[Check]:
     """What the REST API shows about the settings that keep PR code off the phones."""
     out: list[Check] = []
-    status, info = reader.get(f"/repos/{repo}")
+    path = f"/repos/{repo}"
+    status, info = reader.get(path)
     if status != 200 or not isinstance(info, Mapping):
-        return [Check("repository", False, f"GET /repos/{repo} answered {status}")]
-    default = str(info.get("default_branch", "main"))
+        return [Check("repository", False, explain(status, info, path))]
+    default = str(info.get("default_branch") or "main")
     raw_owner = info.get("owner")
     owner: Mapping[str, Any] = raw_owner if isinstance(raw_owner, Mapping) else {}
     is_org = owner.get("type") == "Organization"
     selected = f"{repo}/.github/workflows/{device_workflow}@refs/heads/{default}"
 
-    status, approval = reader.get(f"/repos/{repo}/actions/permissions/fork-pr-contributor-approval")
+    path = f"/repos/{repo}/actions/permissions/fork-pr-contributor-approval"
+    status, approval = reader.get(path)
     if status == 200 and isinstance(approval, Mapping):
         policy = approval.get("approval_policy")
         out.append(
@@ -204,33 +309,35 @@ def remote_checks(
             Check(
                 "fork PR approval",
                 None,
-                f"cannot read it ({status}; needs an admin token): Settings > Actions > General "
-                "must say 'Require approval for all outside collaborators'",
+                f"cannot read it: {explain(status, approval, path)}. Settings > Actions > "
+                "General must say 'Require approval for all outside collaborators'",
             )
         )
 
     wanted = {label.lower() for label in lab_labels}
-    status, listing = reader.get(f"/repos/{repo}/actions/runners?per_page=100")
-    runners = listing.get("runners", []) if status == 200 and isinstance(listing, Mapping) else []
-    ours = [r for r in runners if isinstance(r, Mapping) and "qnn" in _labels(r)]
+    seen: set[str] = set()  # labels of every QNN runner the API listed
+    listed_any = False
+    path = f"/repos/{repo}/actions/runners?per_page=100"
+    status, listing = reader.get(path)
+    ours = [r for r in _items(listing, "runners") if "qnn" in _labels(r)] if status == 200 else []
     if status != 200:
-        out.append(Check("runners", None, f"cannot list repository runners ({status})"))
-    for runner in ours:
-        name = str(runner.get("name", "?"))
-        ephemeral = runner.get("ephemeral")
-        if ephemeral is None:
-            out.append(Check(f"runner {name}", None, "the API does not say if it is ephemeral"))
-        else:
-            out.append(
-                Check(
-                    f"runner {name}",
-                    bool(ephemeral),
-                    "ephemeral" if ephemeral else "not ephemeral: register with --ephemeral or JIT",
-                )
+        out.append(
+            Check(
+                "runners", None, f"cannot list repository runners: {explain(status, listing, path)}"
             )
+        )
+    else:
+        listed_any = True
+    for runner in ours:
+        seen |= _labels(runner)
+        out.append(_ephemeral(runner, "repository runner"))
         if not _labels(runner) & wanted:
             out.append(
-                Check(f"runner {name}", False, f"labels {sorted(_labels(runner))} match no SoC")
+                Check(
+                    f"runner {runner.get('name', '?')}",
+                    False,
+                    f"labels {sorted(_labels(runner))} match no SoC",
+                )
             )
     if ours:
         out.append(
@@ -252,36 +359,42 @@ def remote_checks(
                 "workflow reaches its self-hosted runners; move the repository to an organization",
             )
         )
-        return out
-    org = str(owner.get("login", repo.split("/")[0]))
-    status, groups_doc = reader.get(f"/orgs/{org}/actions/runner-groups?per_page=100")
+        return out + _coverage(wanted, seen, listed_any)
+    org = str(owner.get("login") or repo.split("/")[0])
+    path = f"/orgs/{org}/actions/runner-groups?per_page=100"
+    status, groups_doc = reader.get(path)
     if status != 200 or not isinstance(groups_doc, Mapping):
         out.append(
             Check(
                 "runner group",
                 None,
-                f"cannot read runner groups ({status}; needs an org admin token): the group "
+                f"cannot read runner groups: {explain(status, groups_doc, path)}. The group "
                 f"with the QNN runners must allow only {repo} and, under Workflow access, only "
                 f"{selected}",
             )
         )
-        return out
+        return out + _coverage(wanted, seen, listed_any)
     found = False
-    for group in groups_doc.get("runner_groups", []) or []:
-        if not isinstance(group, Mapping):
-            continue
+    for group in _items(groups_doc, "runner_groups"):
         gid = group.get("id")
-        status, members = reader.get(
-            f"/orgs/{org}/actions/runner-groups/{gid}/runners?per_page=100"
-        )
-        listed = (
-            members.get("runners", []) if status == 200 and isinstance(members, Mapping) else []
-        )
-        if not any(isinstance(r, Mapping) and "qnn" in _labels(r) for r in listed):
+        path = f"/orgs/{org}/actions/runner-groups/{gid}/runners?per_page=100"
+        status, members = reader.get(path)
+        name = f"runner group {group.get('name', gid)}"
+        if status != 200:
+            out.append(
+                Check(name, None, f"cannot list its runners: {explain(status, members, path)}")
+            )
+            continue
+        listed_any = True
+        qnn = [r for r in _items(members, "runners") if "qnn" in _labels(r)]
+        if not qnn:
             continue
         found = True
-        name = f"runner group {group.get('name', gid)}"
-        workflows = list(group.get("selected_workflows", []) or [])
+        for runner in qnn:
+            seen |= _labels(runner)
+            out.append(_ephemeral(runner, name))
+        raw_workflows = group.get("selected_workflows")
+        workflows = list(raw_workflows) if isinstance(raw_workflows, list) else []
         restricted = bool(group.get("restricted_to_workflows"))
         good = restricted and workflows == [selected]
         out.append(
@@ -310,7 +423,33 @@ def remote_checks(
             )
     if not found:
         out.append(Check("runner group", None, "no organization runner group holds a QNN runner"))
-    return out
+    return out + _coverage(wanted, seen, listed_any)
+
+
+def _coverage(wanted: set[str], seen: set[str], listed_any: bool) -> list[Check]:
+    """A runner for every SoC label the config offers: else a command naming it queues a
+    job no runner takes."""
+    if not listed_any:
+        return [
+            Check(
+                "SoC runners",
+                None,
+                "no runner list could be read: check by hand that "
+                "every SoC in .github/qnn-bot.toml has a runner",
+            )
+        ]
+    missing = sorted(wanted - seen)
+    if missing:
+        return [
+            Check(
+                "SoC runners",
+                False,
+                f"no QNN runner has the label(s) {', '.join(missing)}: remove those SoCs from "
+                '.github/qnn-bot.toml (or set replace = ["socs"] so the bundled ones are not '
+                "offered), or register a runner for them",
+            )
+        ]
+    return [Check("SoC runners", True, f"a runner for each of {', '.join(sorted(wanted))}")]
 
 
 def report(checks: Sequence[Check]) -> tuple[str, bool]:

@@ -4,7 +4,8 @@
 * deterministic shard results and a baseline for report tests (render, summary, e2e);
 * tonight's results of one shard, for the nightly and model tests;
 * a shard as the device workflow receives it, for the device-matrix tests;
-* where the installed ExecuTorch's ``test_qnn_delegate.py`` is (the registry's source).
+* where the installed ExecuTorch's ``test_qnn_delegate.py`` is (the registry's source);
+* a model of the work of the artifact reader's string scan (``string_scan_reads``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from github_standin.fixtures import REPO, TOKEN
 from github_standin.server import GitHubStandIn
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.commands import parse
@@ -156,3 +158,22 @@ def dispatched_shard(**kw: object) -> Shard:
         "pr": 7,
     }
     return Shard(**(base | kw))  # type: ignore[arg-type]
+
+
+def string_scan_reads(text: str, limit: int) -> int:
+    """How many characters ``artifacts._STRING_RE.sub`` reads on ``text``: a model of its scan.
+
+    ``sub`` tries the pattern at each quote it reaches (elsewhere it cannot start). A try that
+    matches reads up to its end and the scan resumes there; a try that fails has read the
+    string's body to the end of the text (it fails only for want of a closing quote), and the
+    scan resumes one character on. Stops counting past ``limit``.
+    """
+    reads, pos, end = 0, 0, len(text)
+    while reads <= limit:
+        quote = text.find('"', pos)
+        if quote < 0:
+            return reads + end - pos
+        match = artifacts._STRING_RE.match(text, quote)
+        reads += quote - pos + (end - quote if match is None else match.end() - quote)
+        pos = quote + 1 if match is None else match.end()
+    return reads

@@ -20,7 +20,7 @@ from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.pr.state import MARKER
 
-from .support import standin_env
+from .support import standin_env, string_scan_reads
 
 SHA = "a" * 40
 T1 = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
@@ -83,25 +83,6 @@ def test_deep_nesting_is_refused_before_parsing(tmp_path: Path) -> None:
     assert artifacts.parse_json(_deep(32), "x.json") == json.loads(_deep(32))
 
 
-def _sub_reads(text: str, limit: int) -> int:
-    """How many characters ``artifacts._STRING_RE.sub`` reads on ``text``: a model of its scan.
-
-    ``sub`` tries the pattern at each quote it reaches (elsewhere it cannot start). A try that
-    matches reads up to its end and the scan resumes there; a try that fails has read the
-    string's body to the end of the text (it fails only for want of a closing quote), and the
-    scan resumes one character on. Stops counting past ``limit``.
-    """
-    reads, pos, end = 0, 0, len(text)
-    while reads <= limit:
-        quote = text.find('"', pos)
-        if quote < 0:
-            return reads + end - pos
-        match = artifacts._STRING_RE.match(text, quote)
-        reads += quote - pos + (end - quote if match is None else match.end() - quote)
-        pos = quote + 1 if match is None else match.end()
-    return reads
-
-
 # Texts a job running PR code could write as its result.json: strings left open, long runs
 # of escaped quotes or backslashes, deep nesting, and mixtures, repeated to the cap.
 ADVERSARIAL_UNITS = ['\\"', "\\", '"', "[", "{", '{"a":', '["', '"\\"', "]", "}", " ", '"x"']
@@ -128,7 +109,7 @@ def _at_cap(head_and_unit: str, size: int) -> str:
 )
 def test_the_depth_check_reads_each_character_once_at_the_cap(text: str) -> None:
     text = text[: artifacts.MAX_BYTES]
-    assert _sub_reads(text, 2 * len(text)) <= len(text)
+    assert string_scan_reads(text, 2 * len(text)) <= len(text)
     with pytest.raises(ArtifactError) as caught:
         artifacts.parse_json(text, "results/qnn-result-x/result.json")
     assert str(caught.value).startswith("results/qnn-result-x/result.json: ")
@@ -141,7 +122,7 @@ def test_adversarial_result_files_cost_linear_work(unit: str) -> None:
     (before the fix a string left open cost one read to the end per later quote), and the
     whole reader finishes on it at the cap, with the file's name on any error."""
     small = _at_cap(unit, 64 * 1024)
-    assert _sub_reads(small, 2 * len(small)) <= len(small)
+    assert string_scan_reads(small, 2 * len(small)) <= len(small)
     text = _at_cap(unit, artifacts.MAX_BYTES)
     try:
         doc = artifacts.parse_json(text.encode(), "result.json")

@@ -156,3 +156,35 @@ def test_cli_errors(gh: GitHubStandIn, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "GITHUB_REPOSITORY" in result.output
     code, out = _invoke(gh, ["report", "--results-dir", str(tmp_path)], env={"QNN_SHARDS": ""})
     assert code == 2 and "no shards" in out
+
+
+def test_a_superseded_run_leaves_the_status_to_the_newer_command(
+    gh: GitHubStandIn, tmp_path: Path
+) -> None:
+    """A newer command at the same SHA owns the comment and the status: the older run, if it
+    still reports (its cancel raced it), must not set the status the comment contradicts
+    (5aad75f set it: "failure: ran 22 of 32" while the comment said running)."""
+    first, first_id = _comment(gh, tmp_path, "/qnn test canonicalize_conv --soc SM8650,SM8750")
+    code, out = _invoke(
+        gh, ["on-event", "--event-name", "issue_comment", "--event-path", str(first)]
+    )
+    assert code == 0 and json.loads(out)["action"] == "dispatched", out
+    old_shards = gh.runs()[0].inputs["shards"]
+    newer, _ = _comment(gh, tmp_path, "/qnn test canonicalize_conv --soc SM8650")
+    code, out = _invoke(
+        gh, ["on-event", "--event-name", "issue_comment", "--event-path", str(newer)]
+    )
+    assert code == 0 and json.loads(out)["action"] == "dispatched", out
+    pending = gh.statuses(HEAD)[-1]
+    assert pending["state"] == "pending"
+
+    code, out = _invoke(
+        gh,
+        ["report", "--results-dir", str(E2E), "--comment-id", str(first_id)],
+        env={"QNN_SHARDS": old_shards},
+    )
+    assert code == 0, out
+    assert json.loads(out)["superseded"]
+    assert gh.statuses(HEAD)[-1] == pending  # the newer command's, as its comment says
+    (results,) = [c for c in gh.comments(7) if c.author == BOT_LOGIN and MARKER in c.body]
+    assert "running" in results.body.lower() or "pending" in results.body.lower()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -197,7 +198,7 @@ def test_doctor_accepts_the_layout_and_catches_a_mismatched_pin(layout: tuple[Pa
     fork, _ = layout
     checks, catalog = doctor.local_checks(fork)
     assert catalog is not None
-    assert [c.ok for c in checks] == [True, True], [c.line() for c in checks]
+    assert [c.ok for c in checks] == [True, True, True], [c.line() for c in checks]
     broken = fork.parent / "broken"
     shutil.copytree(fork, broken)
     caller = broken / ".github/workflows/qnn-command.yml"
@@ -206,3 +207,61 @@ def test_doctor_accepts_the_layout_and_catches_a_mismatched_pin(layout: tuple[Pa
     assert any(c.ok is False and "bot-ref" in c.detail for c in checks)
     template = doctor.local_checks(ADOPT.parent.parent)  # this repository: no caller files
     assert any(c.ok is False for c in template[0])
+
+
+def _dry_run_blocks() -> list[str]:
+    """The ``sh`` blocks of docs/adopting.md's "A first dry run", as written."""
+    docs = (ROOT / "docs" / "adopting.md").read_text()
+    section = docs.split("## A first dry run", 1)[1].split("\n## ", 1)[0]
+    return [block for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
+
+
+# A DOUBLE for `run-shard`, which needs a runner host: it writes what run-shard writes for
+# the shard (every test passed) where the documented --out points, and nothing else.
+FAKE_RUN_SHARD = """\
+fake_run_shard() {
+  out="$(printf '%s\\n' "$@" | sed -n '/^--out$/{n;p;}')"
+  mkdir -p "$out"
+  python3 -c '
+import json, sys
+from qnn_migrate.bot.artifacts import read_shards
+from qnn_migrate.bot.model import ShardResult, Status, TestResult
+(shard,) = read_shards(__import__("pathlib").Path(sys.argv[1]))
+result = ShardResult.complete(shard, [TestResult(t, Status.PASS) for t in shard.tests])
+json.dump(result.to_dict(), open(sys.argv[2] + "/result.json", "w"))
+' shard.json "$out"
+}
+"""
+
+
+def test_the_dry_run_in_adopting_md_works_as_written(layout: tuple[Path, Path]) -> None:
+    """5aad75f's dry run gave run-shard the whole list and report --dry-run too few options."""
+    fork, _ = layout
+    work = fork.parent / "dry-run"
+    shutil.copytree(fork, work)
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "fork"], check=True)
+    plan_block, run_block = _dry_run_blocks()
+    assert "qnn-migrate bot run-shard" in run_block
+    script = (
+        "set -euo pipefail\n"
+        + plan_block
+        + FAKE_RUN_SHARD
+        + run_block.replace("qnn-migrate bot run-shard", "fake_run_shard")
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    shards = json.loads((work / "shards.json").read_text())
+    first = shards[0]["shard"]["id"]
+    assert (work / "results" / first / "result.json").is_file()
+    comment = (work / "comment.md").read_text()
+    assert first in comment or "canonicalize_conv" in comment
+    summary = json.loads(done.stderr.strip().splitlines()[-1])
+    assert (
+        summary["ran"] == len(shards[0]["shard"]["tests"]) and summary["expected"] >= summary["ran"]
+    )

@@ -112,13 +112,19 @@ class HttpReader:
     show_default=True,
     help="The adopting repository's checkout.",
 )
-def doctor(repo: str | None, root: Path) -> None:
+@click.option(
+    "--bot-repo",
+    default=doctor_mod.BOT_REPO,
+    show_default=True,
+    help="owner/name of the qnn-migrate repository your workflows may call.",
+)
+def doctor(repo: str | None, root: Path, bot_repo: str) -> None:
     """Check this repository's adoption of the bot; list what must be checked by hand.
 
     Uses $GITHUB_TOKEN (or $GH_TOKEN) for the API checks; an admin token sees the most.
     """
     env = environment()
-    checks, catalog = doctor_mod.local_checks(root)
+    checks, catalog = doctor_mod.local_checks(root, bot_repo)
     repo = repo or env.get("GITHUB_REPOSITORY")
     if repo and catalog is not None:
         labels = [soc.runner_labels[-1] for soc in catalog.socs.values() if soc.in_lab]

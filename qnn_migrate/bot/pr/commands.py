@@ -15,7 +15,8 @@ A line counts only when GitHub renders it as plain text at the start of a line o
 top-level paragraph: the body is parsed as CommonMark with GitHub's table extension by
 markdown-it-py, so fenced and indented code, quotes (lazy continuation lines included),
 lists, headings, tables, HTML blocks and comments, link reference definitions (titles
-included) and text inside code spans, links or emphasis never run. The line must also
+included), GFM footnote definitions (GitHub hides one nothing refers to, lazy continuation
+lines included) and text inside code spans, links or emphasis never run. The line must also
 start with ASCII ``/qnn`` followed by a space, a tab or the end of the line.
 A line that *looks* like ``/qnn`` once Unicode is normalised (full-width solidus,
 Cyrillic letters, zero-width spaces, upper case) is refused with an error rather than run.
@@ -39,6 +40,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.escape import escape as _escape_rule
 from markdown_it.rules_inline.newline import newline as _newline_rule
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 
 from qnn_migrate.bot.catalog import Catalog, close_matches
 from qnn_migrate.bot.model import TEST_ID_RE
@@ -201,8 +203,9 @@ def _with_offset(rule: Any) -> Any:
 
 @cache
 def _markdown() -> MarkdownIt:
-    """CommonMark plus GFM tables, with HTML on, as GitHub parses a comment's blocks."""
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    """CommonMark plus GFM tables and footnotes, with HTML on, as GitHub parses a comment's
+    blocks (a footnote's paragraphs are nested: never at level 0)."""
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(footnote_plugin)
     md.inline.ruler.at("newline", _with_offset(_newline_rule))
     md.inline.ruler.at("escape", _with_offset(_escape_rule))
     return md

@@ -26,6 +26,7 @@ Pure over a gateway. The order is the safety argument:
 
 from __future__ import annotations
 
+import codecs
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from qnn_migrate.bot.github.gateway import (
     ReviewComment,
 )
 from qnn_migrate.bot.pr.commands import MIGRATE_ROLES, Command
-from qnn_migrate.bot.pr.suggestions import Hunk, anchored, apply, diff_ranges, hunks, parses
+from qnn_migrate.bot.pr.suggestions import DiffLines, Hunk, apply, diff_ranges, hunks, parses
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
 from qnn_migrate.bot.text import escape
 from qnn_migrate.codemods.decoding import SourceDecodeError, decode_source
@@ -92,6 +93,14 @@ REVIEW_FAILED = (
     "comment `/qnn migrate` again, or run `qnn-migrate rewrite --diff` locally."
 )
 SUGGESTION_INTRO = "**qnn-migrate** suggests this rewrite (commit it with one click):\n\n"
+ODD_NAME = (
+    "not read: its name has characters other than `A-Z a-z 0-9 _ . / + -`, which this "
+    "review cannot quote safely; the command below covers it"
+)
+FOREIGN_ENCODING = (
+    "{n} hunk(s) with non-ASCII text in the diff below, not suggested: the file is {encoding} "
+    "and GitHub commits a suggestion as UTF-8; apply them by hand or run the command below"
+)
 LEFT_COMMENT = "⚠️ **qnn-migrate left this site as it is:** {reason}"
 LATE = (
     "not {verb}: the time budget of `/qnn migrate` ran out first; run the command below "
@@ -141,6 +150,8 @@ class FileOutcome:
     old: str = ""
     rewritten: int = 0
     late: bool = False  # not rewritten: the time budget ran out first
+    tried: int = 0  # hunks parsed as lone suggestions (each parse reads the whole file)
+    odd: bool = False  # not read: a name the review cannot quote as code or a shell word
 
 
 @dataclass(frozen=True)
@@ -191,14 +202,22 @@ def _wanted(path: str, paths: Sequence[str]) -> bool:
 
 def select_files(files: Sequence[PullFile], paths: Sequence[str]) -> list[PullFile]:
     """The PR's changed ``.py`` files still present at the head, narrowed to ``paths``; a
-    name the review could not quote safely (see ``PLAIN_PATH_RE``) is left out."""
+    name the review could not quote safely (see ``PLAIN_PATH_RE``) is left out (and listed
+    by ``odd_names``)."""
+    return [f for f in _changed_py(files, paths) if PLAIN_PATH_RE.match(f.filename)]
+
+
+def odd_names(files: Sequence[PullFile], paths: Sequence[str]) -> list[str]:
+    """The changed ``.py`` files ``select_files`` leaves out for their names: the review
+    lists them (made inert) and its local command then covers the whole checkout."""
+    return [f.filename for f in _changed_py(files, paths) if not PLAIN_PATH_RE.match(f.filename)]
+
+
+def _changed_py(files: Sequence[PullFile], paths: Sequence[str]) -> list[PullFile]:
     return [
         f
         for f in files
-        if f.filename.endswith(".py")
-        and f.status != "removed"
-        and PLAIN_PATH_RE.match(f.filename)
-        and _wanted(f.filename, paths)
+        if f.filename.endswith(".py") and f.status != "removed" and _wanted(f.filename, paths)
     ]
 
 
@@ -206,14 +225,15 @@ def _rewrite_file(
     item: FileInput, options: RuleOptions, cap: int, rewrite: Rewrite, room: int
 ) -> FileOutcome:
     """The review's part for one file; at most ``room`` hunks are tried as suggestions (each
-    try parses the file: the rest go to the summary's diff untried)."""
+    try parses the file: the rest go to the summary's diff untried, whether the tries made
+    suggestions or not, so a file of hunks that do not parse alone costs ``room`` parses)."""
     path, blob = item.path, item.blob
     if blob is None:
         return FileOutcome(path, "not read: not a file at the head commit")
     if blob.data is None or blob.size > cap:
         return FileOutcome(path, f"not read: {blob.size} bytes, over the {cap}-byte cap")
     try:
-        old, _ = decode_source(blob.data)
+        old, encoding = decode_source(blob.data)
     except SourceDecodeError as error:
         return FileOutcome(path, f"skipped: {error}")
     try:
@@ -223,10 +243,9 @@ def _rewrite_file(
     except Exception as error:  # a bug in the rule must not cost the other files their review
         return FileOutcome(path, f"not rewritten: internal error ({type(error).__name__})")
     outcome = FileOutcome(path, "", old=old, rewritten=result.sites_rewritten)
-    ranges = diff_ranges(item.patch)
+    ranges = DiffLines(diff_ranges(item.patch))
     for site in result.unfixable:
-        in_diff = any(first <= site.line <= last for first, last in ranges)
-        outcome.left.append((site.line, site.reason, in_diff))
+        outcome.left.append((site.line, site.reason, ranges.holds(site.line, site.line)))
     if not result.changed:
         outcome.note = "nothing to rewrite" if not outcome.left else ""
         return outcome
@@ -234,19 +253,30 @@ def _rewrite_file(
     if "\r" in old:  # a suggestion block cannot carry a CR line ending through markdown
         outcome.outside = all_hunks
         return outcome
+    # GitHub commits a suggestion's text as UTF-8: in a file of another encoding only a hunk
+    # that is ASCII on both sides (the same bytes in that encoding) can be one.
+    foreign = codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig")
+    kept_back = 0
     for hunk in all_hunks:
-        if (
-            len(outcome.suggestions) < room
-            and anchored(hunk, ranges)
-            and len(_suggestion_body(hunk)) <= MAX_COMMENT_CHARS
-            and parses(apply(old, [hunk]), path, old)
-        ):
-            outcome.suggestions.append(hunk)
-        else:
+        if foreign and not all(line.isascii() for line in (*hunk.old, *hunk.new)):
+            kept_back += 1
             outcome.outside.append(hunk)
+            continue
+        if (
+            outcome.tried < room
+            and ranges.anchors(hunk)
+            and len(_suggestion_body(hunk)) <= MAX_COMMENT_CHARS
+        ):
+            outcome.tried += 1
+            if parses(apply(old, [hunk]), path, old):
+                outcome.suggestions.append(hunk)
+                continue
+        outcome.outside.append(hunk)
     if outcome.suggestions and not parses(apply(old, outcome.suggestions), path, old):
         outcome.outside = all_hunks
         outcome.suggestions = []
+    if kept_back:
+        outcome.note = FOREIGN_ENCODING.format(n=kept_back, encoding=encoding)
     return outcome
 
 
@@ -291,7 +321,13 @@ def _file_row(outcome: FileOutcome) -> str:
         parts.append(
             f"{len(outcome.left)} site{'s' if len(outcome.left) != 1 else ''} left: line {lines}"
         )
-    return f"| {_code(outcome.path)} | {'; '.join(parts)} |"
+    return f"| {_path_cell(outcome.path)} | {'; '.join(parts)} |"
+
+
+def _path_cell(path: str) -> str:
+    """A path for the table: as code when plain, else made inert by the bot's escaper (a
+    code span would let ``|`` end the cell)."""
+    return _code(path) if PLAIN_PATH_RE.match(path) else escape(path, 200)
 
 
 def build_review(
@@ -302,6 +338,7 @@ def build_review(
     version: str,
     skipped: Sequence[str] = (),
     late: Sequence[str] = (),
+    odd: Sequence[str] = (),
     cap: int = MAX_FILE_BYTES,
     rewrite: Rewrite = rewrite_code,
     deadline: float | None = None,
@@ -310,7 +347,8 @@ def build_review(
     """The review for the files read at ``sha`` (pure but for ``clock``).
 
     ``skipped``: files past ``MAX_FILES``; ``late``: files not read because the time budget
-    ran out. Past ``deadline`` (a ``clock()`` reading) the files left are not rewritten.
+    ran out; ``odd``: files not read for their names (``odd_names``). Past ``deadline`` (a
+    ``clock()`` reading) the files left are not rewritten.
     """
     target = command.target or default_target()
     # A changed file that others in the PR import the old name from keeps it bound.
@@ -327,10 +365,11 @@ def build_review(
             outcomes.append(FileOutcome(item.path, LATE.format(verb="rewritten"), late=True))
             continue
         outcome = _rewrite_file(item, options, cap, rewrite, room)
-        room -= len(outcome.suggestions) + sum(1 for _, _, commented in outcome.left if commented)
+        room -= outcome.tried + sum(1 for _, _, commented in outcome.left if commented)
         room = max(room, 0)
         outcomes.append(outcome)
     outcomes += [FileOutcome(path, LATE.format(verb="read"), late=True) for path in late]
+    outcomes += [FileOutcome(path, ODD_NAME, odd=True) for path in odd]
     _cap_comments(outcomes)
     comments: list[ReviewComment] = []
     for outcome in outcomes:
@@ -435,15 +474,15 @@ def _summary(
         if (o.suggestions or o.outside or o.left or o.late) and PLAIN_PATH_RE.match(o.path)
     )
     files = " ".join(local) if local else "."
-    if len(files) > MAX_LOCAL_PATHS_CHARS:
-        files = "."  # the whole checkout: the changed files are too many to name here
+    if len(files) > MAX_LOCAL_PATHS_CHARS or any(o.odd for o in outcomes):
+        files = "."  # the whole checkout: the files are too many, or not all nameable, here
     tail = [
         f"**Run it locally** with qnn-migrate {version}, the version this bot runs (the bot "
         "itself runs nothing from this PR):",
         "",
         "```sh",
-        f"qnn-migrate rewrite --diff --target {target} {files}",
-        f"qnn-migrate rewrite --target {target} {files}",
+        f"qnn-migrate rewrite --diff --target {target} -- {files}",
+        f"qnn-migrate rewrite --target {target} -- {files}",
         "```",
         "",
         "The first command shows the changes; the second makes them.",
@@ -537,7 +576,8 @@ def handle_migrate(
     mine = [r.body for r in gw.reviews(pr) if r.author == bot_login]
     if already_reviewed(mine, sha, command):
         return MigrateResult("duplicate", f"already reviewed {sha} for {command.canonical()}", sha)
-    chosen = select_files(gw.pull_files(pr), command.paths)
+    changed = gw.pull_files(pr)
+    chosen = select_files(changed, command.paths)
     items: list[FileInput] = []
     late: list[str] = []
     for f in chosen[:MAX_FILES]:
@@ -553,6 +593,7 @@ def handle_migrate(
         version=bot_version(),
         skipped=skipped,
         late=late,
+        odd=odd_names(changed, command.paths),
         cap=cap,
         rewrite=rewrite,
         deadline=deadline,

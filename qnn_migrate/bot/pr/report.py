@@ -31,7 +31,7 @@ class ReportOutcome:
     comment_id: int | None  # the results comment written (None: left alone)
     created: bool
     edited: bool
-    superseded: bool  # a newer command owns the results comment; only the status was set
+    superseded: bool  # a newer command owns the results comment (and, at this SHA, the status)
 
 
 def report(
@@ -116,9 +116,12 @@ def report(
             if found[0].body != body:
                 gw.edit_comment(written, body)
                 edited = True
-    gw.set_status(
-        sha, summary.state, catalog.policy.status_context, summary.description, links.run_url
-    )
+    # A newer command at this SHA owns its status as it owns the comment (which shows it
+    # running): this run's result there would contradict the comment, so it is not set.
+    if not (superseded and prior is not None and prior.sha == sha):
+        gw.set_status(
+            sha, summary.state, catalog.policy.status_context, summary.description, links.run_url
+        )
     return ReportOutcome(summary, body, written, created, edited, superseded)
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 import libcst as cst
 
@@ -80,11 +82,17 @@ def hunks(old: str, new: str) -> list[Hunk]:
 
 
 def apply(old: str, chosen: Sequence[Hunk]) -> str:
-    """``old`` with the chosen hunks applied (they must not overlap)."""
+    """``old`` with the chosen hunks applied (they must not overlap), in one pass over its
+    lines (splicing each hunk into a list would move the rest of the file once per hunk)."""
     lines = split_lines(old)
-    for hunk in sorted(chosen, key=lambda h: h.start, reverse=True):
-        lines[hunk.start - 1 : hunk.end] = list(hunk.new)
-    return "".join(lines)
+    out: list[str] = []
+    pos = 0
+    for hunk in sorted(chosen, key=lambda h: h.start):
+        out += lines[pos : hunk.start - 1]
+        out += hunk.new
+        pos = hunk.end
+    out += lines[pos:]
+    return "".join(out)
 
 
 def apply_suggestion(old: str, start: int, end: int, lines: Sequence[str]) -> str:
@@ -116,9 +124,24 @@ def diff_ranges(patch: str | None) -> list[tuple[int, int]]:
     return ranges
 
 
-def anchored(hunk: Hunk, ranges: Sequence[tuple[int, int]]) -> bool:
-    """True when one patch hunk holds every head line the hunk replaces."""
-    return any(first <= hunk.start and hunk.end <= last for first, last in ranges)
+class DiffLines:
+    """The head-side ranges of a patch, asked in O(log n) whether one of them holds a span
+    (asking each range in turn costs ranges x hunks on a file the PR's author shaped)."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(ranges)
+        self._firsts = [first for first, _ in ordered]
+        # _reach[i]: the furthest line any of the first i+1 ranges (by start) reaches.
+        self._reach = list(accumulate((last for _, last in ordered), max))
+
+    def holds(self, first: int, last: int) -> bool:
+        """True when one range holds every line ``first..last``."""
+        i = bisect_right(self._firsts, first)
+        return i > 0 and self._reach[i - 1] >= last
+
+    def anchors(self, hunk: Hunk) -> bool:
+        """True when one patch hunk holds every head line the hunk replaces."""
+        return self.holds(hunk.start, hunk.end)
 
 
 def parses(text: str, filename: str, reference: str) -> bool:

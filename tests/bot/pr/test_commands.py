@@ -291,6 +291,11 @@ def test_parser_raises_only_its_own_error_and_yields_only_catalog_names(
         "[a\n/qnn test](https://example.com)",
         "*a\n/qnn test*",
         "text <!-- a\n/qnn test\n--> more",
+        # A GFM footnote definition: hidden when nothing refers to it (5aad75f ran the lazy
+        # line), shown at the end inside a list item when something does.
+        "[^1]: note\n/qnn test",
+        "see[^1]\n\n[^1]: note\n/qnn test",
+        "[^n]:\n    /qnn test",
     ],
 )
 def test_lines_github_does_not_render_as_paragraph_text_never_run(
@@ -306,6 +311,7 @@ def test_paragraph_lines_after_other_blocks_still_run(catalog: Catalog) -> None:
     assert ok("a `code` span\n/qnn cancel", catalog).line == 2
     assert ok("<!-- a\nb -->\n/qnn cancel", catalog).line == 3
     assert ok("x\r\n\r\n/qnn cancel\r\n", catalog).line == 3
+    assert ok("[^1]: note\n\n/qnn cancel", catalog).line == 3  # after a footnote definition
 
 
 def test_tabs_separate_words(catalog: Catalog) -> None:
@@ -393,9 +399,12 @@ class _GitHubLineStarts(HTMLParser):
 
 def github_command_lines(body: str) -> list[str]:
     """Lines GitHub shows as plain paragraph text starting with ``/qnn``: comments render
-    with hard line breaks; raw HTML is omitted so the element tree stays balanced."""
+    with hard line breaks and footnotes; raw HTML is omitted so the element tree stays
+    balanced."""
     html = cmarkgfm.github_flavored_markdown_to_html(
-        body, options=cmarkgfm.cmark.Options.CMARK_OPT_HARDBREAKS
+        body,
+        options=cmarkgfm.cmark.Options.CMARK_OPT_HARDBREAKS
+        | cmarkgfm.cmark.Options.CMARK_OPT_FOOTNOTES,
     )
     parser = _GitHubLineStarts()
     parser.feed(html)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from github_standin.fixtures import BOT_LOGIN, REPO
 from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
@@ -35,6 +38,7 @@ from qnn_migrate.bot.pr.migrate import (
     handle_migrate,
 )
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
+from qnn_migrate.cli import main
 from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
 from qnn_migrate.codemods.findings import Unfixable
 
@@ -402,7 +406,7 @@ def test_a_review_of_everything_a_pr_can_hold_is_one_github_accepts(
     assert len(body) <= MAX_BODY_CHARS
     assert "more rows not shown: the review would be over GitHub's size limit" in body
     assert "more sites left, not listed" in body and "**1 rewrite suggested**" not in body
-    assert "qnn-migrate rewrite --diff --target qnn-passes .\n" in body  # too many to name
+    assert "qnn-migrate rewrite --diff --target qnn-passes -- .\n" in body  # too many to name
     comments = review["comments"]
     assert 0 < len(comments) <= MAX_COMMENTS
     assert all(len(c["body"]) <= MAX_COMMENT_CHARS for c in comments)
@@ -502,3 +506,65 @@ def test_any_review_fits_what_github_accepts(
     assert all(len(c.body) <= MAX_COMMENT_CHARS for c in plan.comments)
     if files * sites > 300 or skipped > 300:
         assert "not shown" in plan.body or "not listed" in plan.body
+
+
+def test_files_with_odd_names_are_listed_and_the_local_command_covers_them(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """5aad75f left such files out of the review without a word."""
+    gh = github_standin
+    gh.add_user("maint", role="write", repo=REPO)
+    odd = "models/@team | x`y.py"
+    seed(gh, 9, {EXPORT: (EXPORT_BASE, EXPORT_HEAD), odd: ("", EXPORT_HEAD)})
+    outcome, _ = send(gh, gateway, ctx, "/qnn migrate", login="maint", number=9)
+    assert outcome.action == "reviewed"
+    (review,) = gh.reviews(9)
+    body = str(review["body"])
+    (row,) = [line for line in body.splitlines() if "team" in line]
+    assert "not read: its name has characters other than" in row
+    assert "@team" not in row and "\\|" in row and "`y" not in row  # inert: no mention, one cell
+    assert "qnn-migrate rewrite --target qnn-passes -- .\n" in body  # the whole checkout
+    assert {c["path"] for c in review["comments"]} == {EXPORT}  # the other file is reviewed
+
+
+def test_the_local_command_runs_as_written_on_a_path_that_starts_with_a_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """5aad75f wrote the paths right after the options: ``-x.py`` was read as an option."""
+    name = "-lower.py"
+    item = FileInput(name, patch("", EXPORT_HEAD), FileBlob(name, 0, EXPORT_HEAD.encode()))
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    plan = build_review([item], sha=HEAD, command=command, version="0")
+    (line,) = [ln for ln in plan.body.splitlines() if ln.startswith("qnn-migrate rewrite --target")]
+    assert line.endswith(f" -- {name}")
+    (tmp_path / name).write_text(EXPORT_HEAD)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, shlex.split(line)[1:], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).read_text() != EXPORT_HEAD  # rewritten
+    # Control: the same line without `--` is refused by the option parser.
+    result = CliRunner().invoke(main, [w for w in shlex.split(line)[1:] if w != "--"])
+    assert result.exit_code == 2 and "No such option" in result.output
+
+
+def test_a_file_in_another_encoding_gets_suggestions_only_where_its_bytes_are_ascii() -> None:
+    """GitHub commits a suggestion as UTF-8 text: 5aad75f suggested the decoded text of a
+    latin-1 file, so committing it would write UTF-8 bytes into a latin-1 file."""
+    head = "# -*- coding: latin-1 -*-\n" + EXPORT_HEAD.replace(
+        "compiler_specs)\n", "compiler_specs)  # modèle réduit\n", 1
+    )
+    command = Command(Action.MIGRATE, target="qnn-passes")
+    diff = patch("", head)
+
+    def review(data: bytes) -> ReviewPlan:
+        item = FileInput("lower.py", diff, FileBlob("lower.py", len(data), data))
+        return build_review([item], sha=HEAD, command=command, version="0")
+
+    latin = review(head.encode("latin-1"))
+    assert "non-ASCII text in the diff below, not suggested: the file is iso-8859-1" in latin.body
+    assert all("réduit" not in c.body for c in latin.comments)
+    assert "+        )  # modèle réduit" in latin.body  # the hunk is in the summary's diff
+    # Control: the same text as UTF-8 is suggested, accent and all.
+    utf8 = review(head.replace("latin-1", "utf-8").encode("utf-8"))
+    assert any("réduit" in c.body for c in utf8.comments)
+    assert "not suggested" not in utf8.body

@@ -67,6 +67,8 @@ def test_pending_golden(catalog: Catalog) -> None:
             "see https\u200d://evil.example and WWW\u200d.evil.example or mailto\u200d:x@\u200dy.z",
         ),
         ("x" * 400, "x" * 299 + "…"),
+        # GitHub links GH-<n> (any case) to issue n; a joiner after GH breaks it.
+        ("fixed in GH-12 and gh-3 (not GH-x)", "fixed in GH\u200d-12 and gh\u200d-3 (not GH-x)"),
     ],
 )
 def test_escape(text: str, expected: str) -> None:

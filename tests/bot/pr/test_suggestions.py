@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.bot.pr.suggestions import (
+    DiffLines,
     Hunk,
-    anchored,
     apply,
     apply_suggestion,
     diff_ranges,
@@ -45,7 +45,7 @@ def test_fixture_diffs_as_suggestions_give_the_golden_output(source: Path) -> No
     new = source.with_name(source.name.replace(".in.py", ".out.py")).read_text("utf-8")
     found = hunks(old, new)
     whole_file = [(1, len(split_lines(old)))]  # the whole file is in the PR's diff here
-    assert all(anchored(h, whole_file) for h in found)
+    assert all(DiffLines(whole_file).anchors(h) for h in found)
     assert through_github(old, found) == new
     assert apply(old, found) == new
     if old != new:
@@ -96,9 +96,9 @@ def test_diff_ranges_and_anchoring() -> None:
     assert diff_ranges(patch) == [(1, 4), (21, 21)]
     assert diff_ranges(None) == []
     h = Hunk(2, 4, ("z\n",), ("b\n", "c\n", "d\n"))
-    assert anchored(h, diff_ranges(patch))
-    assert not anchored(Hunk(4, 5, (), ()), diff_ranges(patch))
-    assert not anchored(Hunk(21, 22, (), ()), diff_ranges(patch))
+    assert DiffLines(diff_ranges(patch)).anchors(h)
+    assert not DiffLines(diff_ranges(patch)).anchors(Hunk(4, 5, (), ()))
+    assert not DiffLines(diff_ranges(patch)).anchors(Hunk(21, 22, (), ()))
 
 
 def test_parses_checks_without_running() -> None:
