@@ -179,6 +179,51 @@ SUBSTITUTES: Mapping[str, str] = {
     "ConvertLinearToConv2d": "qnn_passes.convert_linear_to_conv2d:ConvertLinearToConv2d",
 }
 
+
+@dataclass(frozen=True)
+class OwnPass:
+    """A pass of this package that ExecuTorch's pipeline does not have, and where it runs.
+
+    It joins every plan of ``variants`` (active, unless a user's job lists it as inactive),
+    after the passes of ``runs_after`` and before those of ``runs_before`` (names in the
+    tables above), so the tables that reproduce ExecuTorch's stay as they are.
+    """
+
+    name: str
+    path: str  # "module:Class"
+    runs_after: tuple[str, ...]
+    runs_before: tuple[str, ...]
+    variants: tuple[str, ...]
+    why: str
+
+
+OWN_PASSES: tuple[OwnPass, ...] = (
+    OwnPass(
+        "ReshapeScalarSelect",
+        "qnn_passes.reshape_scalar_select:ReshapeScalarSelect",
+        (),
+        ("Remove0DTensor",),
+        VARIANTS,
+        "Remove0DTensor feeds a copy into a 0-d buffer a [1] tensor, which the next retrace "
+        "(I64toI32) rejects (static-cache decoders)",
+    ),
+    OwnPass(
+        "FlattenRmsNorm",
+        "qnn_passes.flatten_rms_norm:FlattenRmsNorm",
+        ("RecomposeRmsNorm", "FoldQDQ"),
+        ("LayoutTransform",),
+        ("htp",),
+        "QNN 2.51's HTP RmsNorm is wrong over the last dimension of a tensor with two or more "
+        "leading dimensions larger than 1 (Qwen3's q/k norm); it is right on 2-D",
+    ),
+)
+
+
+def own_passes(variant: str) -> tuple[OwnPass, ...]:
+    """The entries of ``OWN_PASSES`` that join the plans of ``variant``."""
+    return tuple(p for p in OWN_PASSES if variant in p.variants)
+
+
 # Where the table names above are ExecuTorch classes (qnn_passes.executorch_compat checks
 # that each still is), and the other ExecuTorch passes a user's dep_table may name.
 EXECUTORCH_PASSES = "executorch.backends.qualcomm._passes"
@@ -276,6 +321,7 @@ def known_pass_classes() -> set[type]:
     known |= {c for c in vars(module).values() if isinstance(c, type)}
     known |= {_import(path) for path in ALSO_KNOWN}
     known |= set(substitutes().values())
+    known |= {_import(p.path) for p in OWN_PASSES}
     return known
 
 
@@ -398,6 +444,26 @@ def _copy_dep_table(dep_table: Mapping[Any, Any], method: str) -> dict[type, lis
     return table
 
 
+def _splice(order: list[type], cls: type, entry: OwnPass, method: str) -> list[type]:
+    """``order`` with ``cls`` just before the first of ``entry.runs_before`` (else after the
+    last of ``entry.runs_after``), leaving every other pass where it was.
+
+    Raises :class:`PassOrderError` if a pass it must run after comes later than that.
+    """
+    names = [c.__name__ for c in order]
+    later = [names.index(n) for n in entry.runs_before if n in names]
+    earlier = [names.index(n) for n in entry.runs_after if n in names]
+    at = min(later) if later else (max(earlier) + 1 if earlier else 0)
+    late = [names[i] for i in earlier if i >= at]
+    if late:
+        raise PassOrderError(
+            f"qnn_passes: for {_where(method)} {entry.name} must run after {late} and before "
+            f"{names[at]}, but the solved order runs {names[at]} first; change dep_table so "
+            f"that {late} run before {names[at]}."
+        )
+    return [*order[:at], cls, *order[at:]]
+
+
 def plan(
     variant: str,
     passes_job: Mapping[Any, Any] | None = None,
@@ -449,6 +515,12 @@ def plan(
         raise PassOrderError(
             f"qnn_passes: dep_table for {_where(method)} has a {err}; remove one of these entries."
         ) from None
+
+    for own in own_passes(variant):
+        cls = _import(own.path)
+        if cls not in job:
+            order = _splice(order, cls, own, method)
+            job[cls] = {ACTIVATE_KEY: True, KWARGS_KEY: _init_defaults(cls)}
 
     solved = Plan(
         method=method,

@@ -1,29 +1,175 @@
-"""QnnEdgePartitioner: ExecuTorch's QnnPartitioner, keeping whole the ATen ops the migrated export-stage passes rewrite.
+"""QnnEdgePartitioner: ExecuTorch's QnnPartitioner, keeping whole the ATen ops the migrated export-stage passes rewrite, and never handing QNN what it cannot build.
 
 ``to_edge_transform_and_lower`` asks every partitioner which ops to keep out of its ATen
 decomposition (``ops_to_not_decompose``). QNN's answer is ``get_skip_decomp_table()`` with
 its filter; this subclass adds :func:`qnn_passes.export_stage.keep_whole` (``aten.roll``,
 ``aten.linalg_vector_norm``), which to-edge would otherwise decompose into ops QNN cannot run,
-so that DecomposeRoll and DecomposeLinalgVectorNorm see them on the edge program. Partitioning itself is QnnPartitioner's, unchanged;
-nothing in ExecuTorch is patched.
+so that DecomposeRoll and DecomposeLinalgVectorNorm see them on the edge program.
+
+Partitioning is QnnPartitioner's, with two differences, each where QnnPartitioner would
+otherwise fail the whole lowering (nothing in ExecuTorch is patched):
+
+* **An op whose builder fails is declined.** QnnPartitioner asks each op's builder to build
+  it (``is_node_supported``); a builder that raises (the ``arange`` builder with a symbolic
+  end, under a dynamic sequence length: ``TypeError``) ends the lowering with a traceback from
+  inside the partitioner. :class:`DeclineOnError` turns that into "not supported": the op stays
+  on the CPU and the reason is logged (logger ``qnn_passes.qnn_partitioner``, level INFO).
+* **A partition with no graph inputs is left to the CPU.** QNN cannot build a graph whose
+  every input is a constant (an ``arange`` -> ``erf`` chain: "No graph inputs present", then
+  "Failed to generate Qnn context binary"). :func:`graph_inputs` finds what a partition reads
+  from outside; :func:`keep_fed_partitions` drops the partitions that read nothing but
+  constants, and logs each one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
+from executorch.backends.qualcomm.partition.qnn_partitioner import (
+    QnnOperatorSupport,
+    QnnPartitioner,
+)
+from executorch.exir.backend.canonical_partitioners.pattern_op_partitioner import (
+    generate_partitions_from_list_of_nodes,
+)
+from executorch.exir.backend.partitioner import PartitionResult
+from torch.fx.passes.operator_support import OperatorSupportBase
 
 from qnn_passes.export_stage import keep_whole
 
 if TYPE_CHECKING:
     import torch
     from torch.export import ExportedProgram
+    from torch.fx.passes.infra.partitioner import Partition
+
+logger = logging.getLogger(__name__)
+
+
+class DeclineOnError(OperatorSupportBase):
+    """``inner``'s answer for each node, with an exception from ``inner`` read as "not supported".
+
+    ``declined`` maps each declined node's name to the reason, for the caller to inspect;
+    ``on_error`` (if given) runs after each declined node, e.g. to drop state ``inner`` left.
+    """
+
+    def __init__(
+        self, inner: OperatorSupportBase, on_error: Callable[[], None] | None = None
+    ) -> None:
+        self.inner = inner
+        self.on_error = on_error
+        self.declined: dict[str, str] = {}
+
+    def is_node_supported(
+        self, submodules: Mapping[str, torch.nn.Module], node: torch.fx.Node
+    ) -> bool:
+        try:
+            return bool(self.inner.is_node_supported(submodules, node))
+        except Exception as err:  # any builder failure means QNN cannot take this op
+            reason = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            self.declined[node.name] = reason
+            logger.info(
+                "qnn_passes: QNN declines node '%s' (%s): its QNN op builder failed (%s); the "
+                "op runs outside the QNN delegate.",
+                node.name,
+                getattr(node.target, "__name__", node.target),
+                reason,
+            )
+            if self.on_error is not None:
+                self.on_error()
+            return False
+
+
+def graph_inputs(nodes: Iterable[torch.fx.Node], program: ExportedProgram) -> list[torch.fx.Node]:
+    """The nodes outside ``nodes`` that they read and that are not constants of ``program``.
+
+    A constant is a placeholder of a parameter, a buffer no node mutates, or a lifted tensor
+    constant; everything else a partition reads (a user input, a mutated buffer, another node's
+    output) is a graph input of the QNN graph built from it.
+    """
+    signature = program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    constants = {
+        name
+        for name, target in {
+            **signature.inputs_to_parameters,
+            **signature.inputs_to_buffers,
+            **signature.inputs_to_lifted_tensor_constants,
+        }.items()
+        if target not in mutated
+    }
+    inside = set(nodes)
+    found: dict[torch.fx.Node, None] = {}
+    for node in inside:
+        for arg in node.all_input_nodes:
+            if arg in inside:
+                continue
+            if arg.op == "placeholder" and arg.name in constants:
+                continue
+            found[arg] = None
+    return list(found)
+
+
+def keep_fed_partitions(
+    partitions: Sequence[Partition], program: ExportedProgram
+) -> tuple[list[Partition], list[Partition]]:
+    """``(kept, dropped)``: the partitions with at least one graph input, and those with none."""
+    kept: list[Partition] = []
+    dropped: list[Partition] = []
+    for partition in partitions:
+        (kept if graph_inputs(partition.nodes, program) else dropped).append(partition)
+    for partition in dropped:
+        names = sorted(n.name for n in partition.nodes)
+        logger.info(
+            "qnn_passes: QNN partition %s (%s) reads only constants; QNN cannot build a graph "
+            "without inputs, so these ops run outside the QNN delegate.",
+            partition.id,
+            ", ".join(names),
+        )
+    return kept, dropped
+
+
+def untag_split_buffers(program: ExportedProgram) -> list[str]:
+    """Keep outside the delegates each mutated buffer whose new value is written outside its delegate.
+
+    ``tag_mutated_buffer`` hands a mutated buffer to the delegate of its readers; when the op
+    that writes its new value is not in that delegate (a static-cache position buffer: QNN
+    reads it through a cast, the CPU copies the new position in), the buffer disappears from
+    the program's inputs while the program still writes it, and ExecuTorch's signature check
+    after ``to_backend`` fails ("Buffer output ... does not point to a buffer that exists").
+    Such a buffer stays a program input (the delegate reads it as an input). Returns the names
+    of the buffers untagged.
+    """
+    signature = program.graph_signature
+    placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    by_buffer = {target: name for name, target in signature.inputs_to_buffers.items()}
+    values = program.graph.output_node().args[0]
+    untagged = []
+    for value, spec in zip(values, signature.output_specs, strict=False):
+        name = getattr(spec.arg, "name", None)
+        buffer = signature.buffers_to_mutate.get(name) if name is not None else None
+        owner = placeholders.get(by_buffer.get(buffer, "")) if buffer is not None else None
+        if owner is None or "delegation_tag" not in owner.meta:
+            continue
+        writer_tag = value.meta.get("delegation_tag") if hasattr(value, "meta") else None
+        if writer_tag != owner.meta["delegation_tag"]:
+            del owner.meta["delegation_tag"]
+            untagged.append(str(buffer))
+            logger.info(
+                "qnn_passes: buffer '%s' is written outside the QNN delegate that reads it; it "
+                "stays a program input.",
+                buffer,
+            )
+    return untagged
 
 
 class QnnEdgePartitioner(QnnPartitioner):
-    """QnnPartitioner whose ``ops_to_not_decompose`` also keeps the ops of the migrated passes."""
+    """QnnPartitioner that keeps the migrated passes' ops whole, declines ops whose builder fails
+    and leaves partitions without graph inputs to the CPU."""
+
+    declined: dict[str, str]
+    dropped: list[Partition]
 
     def ops_to_not_decompose(
         self, ep: ExportedProgram
@@ -37,3 +183,32 @@ class QnnEdgePartitioner(QnnPartitioner):
             return qnn_filter(node) if qnn_filter is not None else True
 
         return [*ops, *ours], keep
+
+    def generate_partitions(self, edge_program: ExportedProgram) -> list[Any]:
+        # As QnnPartitioner.generate_partitions, with the checker wrapped and the result filtered.
+        self.op_support_checker = QnnOperatorSupport(
+            edge_program,
+            self.compiler_specs_snapshot,
+            self.skip_node_id_set,
+            self.skip_node_op_set,
+        )
+        checker = DeclineOnError(
+            self.op_support_checker, on_error=self.op_support_checker.nodes_to_wrappers.clear
+        )
+        partitions = generate_partitions_from_list_of_nodes(
+            edge_program.graph_module, op_support=checker
+        )
+        self.declined = checker.declined
+        kept, self.dropped = keep_fed_partitions(partitions, edge_program)
+        return kept
+
+    def partition(self, edge_program: ExportedProgram) -> PartitionResult:
+        result = super().partition(edge_program)
+        untag_split_buffers(edge_program)
+        return result
+
+    def tag_nodes(self, partitions: list[Partition], edge_program: ExportedProgram) -> None:
+        # QnnPartitioner.tag_nodes reads the last partition's tag to give it the unused
+        # constants; with no partition left it would raise UnboundLocalError.
+        if partitions:
+            super().tag_nodes(partitions, edge_program)

@@ -61,6 +61,14 @@ def test_tables_equal_executorch_1_5_1(variant: str) -> None:
     )
 
 
+OWN = {p.name for p in pipeline.OWN_PASSES}
+
+
+def _executorchs(solved: pipeline.Plan) -> list[str]:
+    """The active passes of ``solved`` that stand for ExecuTorch's (this package's own left out)."""
+    return [p.name for p in solved.active if p.name not in OWN]
+
+
 def _upstream_order(variant: str, job: Any = None, **kwargs: Any) -> list[str]:
     passes = MANAGERS[variant]().get_to_edge_transform_passes(
         None, passes_job=job, compiler_specs=None, **kwargs
@@ -72,9 +80,7 @@ def _upstream_order(variant: str, job: Any = None, **kwargs: Any) -> list[str]:
 @pytest.mark.parametrize("linear_to_conv", [False, True])
 def test_solved_order_equals_executorchs(variant: str, linear_to_conv: bool) -> None:
     solved = pipeline.plan(variant, convert_linear_to_conv2d=linear_to_conv)
-    assert [p.name for p in solved.active] == _upstream_order(
-        variant, convert_linear_to_conv2d=linear_to_conv
-    )
+    assert _executorchs(solved) == _upstream_order(variant, convert_linear_to_conv2d=linear_to_conv)
     replaced = {p.replaces: p.cls for p in solved.passes if p.replaces is not None}
     assert replaced == OURS
 
@@ -85,7 +91,7 @@ def test_users_job_keyed_by_executorch_classes_is_accepted_and_not_mutated() -> 
     snapshot = copy.deepcopy(job)
     solved = pipeline.plan("htp", job, convert_linear_to_conv2d=True)
     assert job == snapshot  # upstream flips ConvertLinearToConv2d on in the caller's dict
-    assert [p.name for p in solved.active] == _upstream_order(
+    assert _executorchs(solved) == _upstream_order(
         "htp", copy.deepcopy(job), convert_linear_to_conv2d=True
     )
     classes = {p.cls for p in solved.active}
@@ -175,6 +181,40 @@ def test_our_passes_refuse_kwargs_they_do_not_take() -> None:
     solved = pipeline.plan("htp", job)
     with pytest.raises(QnnConfigError, match=r"passes_job\[CanonicalizeConv\].*\['x'\]"):
         pipeline.instantiate(solved, program=None, compiler_specs=[])
+
+
+@pytest.mark.parametrize("variant", pipeline.VARIANTS)
+def test_own_passes_run_between_their_neighbours(variant: str) -> None:
+    names = [p.name for p in pipeline.plan(variant).active]
+    own = pipeline.own_passes(variant)
+    assert [n for n in names if n in OWN] == [p.name for p in own]
+    for entry in own:
+        at = names.index(entry.name)
+        assert all(names.index(n) < at for n in entry.runs_after if n in names), entry
+        assert all(at + 1 == names.index(n) for n in entry.runs_before), entry
+    if variant == "htp":  # the control: a variant without FlattenRmsNorm does not get it
+        assert "FlattenRmsNorm" in names
+    else:
+        assert "FlattenRmsNorm" not in names
+
+
+def test_own_pass_a_users_job_switches_off_stays_off() -> None:
+    from qnn_passes.flatten_rms_norm import FlattenRmsNorm
+
+    job = QnnHtpPassManager.get_capture_program_passes()
+    job[FlattenRmsNorm] = {"activate": False, "args_kwargs_defaults": {}}
+    solved = pipeline.plan("htp", job)
+    assert "FlattenRmsNorm" not in [p.name for p in solved.active]
+    assert "FlattenRmsNorm" in [p.name for p in solved.passes]
+
+
+def test_own_pass_whose_neighbours_a_dep_table_swapped_is_an_error() -> None:
+    from executorch.backends.qualcomm._passes import LayoutTransform, RecomposeRmsNorm
+
+    table = QnnHtpPassManager.get_passes_dependency_for_capture_program()
+    table[RecomposeRmsNorm] = [*table.get(RecomposeRmsNorm, []), LayoutTransform]
+    with pytest.raises(PassOrderError, match=r"FlattenRmsNorm must run after \['RecomposeRmsNorm'"):
+        pipeline.plan("htp", dep_table=table)
 
 
 def test_unknown_variant() -> None:

@@ -1,0 +1,121 @@
+"""QnnEdgePartitioner's own parts: a builder that raises declines its op, constant-only partitions and split mutated buffers stay on the CPU.
+
+The real partitioner (its QNN op-support checks need a QNN backend) is run on real QNN in
+tests/qnn_htp/test_beyond_wrapper.py; here each part runs on the edge program of the smallest
+module that needs it, with torch's own ``create_op_support`` as the op-support answer.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from executorch.exir.backend.canonical_partitioners.pattern_op_partitioner import (
+    generate_partitions_from_list_of_nodes,
+)
+from executorch.exir.dialects._ops import ops as exir_ops
+from torch.export import Dim
+from torch.fx.passes.operator_support import create_op_support
+
+from passes.beyond import ConstantChain, DynamicArange, StaticPosition
+from passes.edge import edge_program
+from qnn_passes.qnn_partitioner import (
+    DeclineOnError,
+    graph_inputs,
+    keep_fed_partitions,
+    untag_split_buffers,
+)
+
+_aten = exir_ops.edge.aten
+TAG = "delegation_tag"
+
+
+def _arange_builder_fails(submodules: object, node: torch.fx.Node) -> bool:
+    if node.target == _aten.arange.start_step:
+        # What QNN's arange builder raises on a symbolic end.
+        raise TypeError("arange() received an invalid combination of arguments")
+    return node.op == "call_function"
+
+
+def _dynamic() -> torch.export.ExportedProgram:
+    module, x = DynamicArange(), torch.randn(1, 8, 4)
+    program = torch.export.export(module, (x,), dynamic_shapes=({1: Dim("seq", min=2, max=16)},))
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    return to_edge(
+        program, compile_config=EdgeCompileConfig(_check_ir_validity=False)
+    ).exported_program()
+
+
+def test_an_op_whose_builder_raises_is_declined_with_the_reason_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    program = _dynamic()
+    checker = DeclineOnError(create_op_support(_arange_builder_fails))
+    with caplog.at_level(logging.INFO, logger="qnn_passes.qnn_partitioner"):
+        partitions = generate_partitions_from_list_of_nodes(
+            program.graph_module, op_support=checker
+        )
+    inside = {n.target for p in partitions for n in p.nodes}
+    assert _aten.arange.start_step not in inside and _aten.mul.Tensor in inside
+    ((name, reason),) = checker.declined.items()
+    assert name.startswith("aten_arange") and reason.startswith("TypeError: arange()")
+    assert f"QNN declines node '{name}' (aten.arange.start_step)" in caplog.text
+
+
+def test_control_without_it_the_builder_error_ends_partitioning() -> None:
+    with pytest.raises(TypeError, match="invalid combination"):
+        generate_partitions_from_list_of_nodes(
+            _dynamic().graph_module, op_support=create_op_support(_arange_builder_fails)
+        )
+
+
+def test_a_partition_that_reads_only_constants_is_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    program = edge_program(ConstantChain(), torch.randn(2, 8))
+    not_add = create_op_support(
+        lambda _, n: n.op == "call_function" and n.target != _aten.add.Tensor
+    )
+    partitions = generate_partitions_from_list_of_nodes(program.graph_module, op_support=not_add)
+    with caplog.at_level(logging.INFO, logger="qnn_passes.qnn_partitioner"):
+        kept, dropped = keep_fed_partitions(partitions, program)
+    assert not kept and len(dropped) == 1
+    assert _aten.arange.start_step in {n.target for n in dropped[0].nodes}
+    assert "reads only constants" in caplog.text
+
+
+def test_control_a_partition_that_reads_the_input_is_kept() -> None:
+    program = edge_program(ConstantChain(), torch.randn(2, 8))
+    every_op = create_op_support(lambda _, n: n.op == "call_function")
+    partitions = generate_partitions_from_list_of_nodes(program.graph_module, op_support=every_op)
+    kept, dropped = keep_fed_partitions(partitions, program)
+    assert len(kept) == 1 and not dropped
+    assert [n.name for n in graph_inputs(kept[0].nodes, program)] == ["x"]
+
+
+def _tag_readers(program: torch.export.ExportedProgram, *, writer_too: bool) -> None:
+    # What tag_mutated_buffer leaves when QNN takes the buffer's readers (the delegate owns the
+    # buffer), and, with writer_too, the op that writes its new value as well.
+    placeholder = next(n for n in program.graph.nodes if n.name == "b_position")
+    placeholder.meta[TAG] = "qnn_0"
+    for user in placeholder.users:
+        user.meta[TAG] = "qnn_0"
+    if writer_too:
+        for value in program.graph.output_node().args[0]:
+            value.meta[TAG] = "qnn_0"
+
+
+def test_a_buffer_written_outside_its_delegate_stays_a_program_input() -> None:
+    program = edge_program(StaticPosition(), torch.randn(1, 8), torch.tensor([3]))
+    _tag_readers(program, writer_too=False)
+    assert untag_split_buffers(program) == ["position"]
+    placeholder = next(n for n in program.graph.nodes if n.name == "b_position")
+    assert TAG not in placeholder.meta
+
+
+def test_control_a_buffer_its_delegate_writes_stays_in_it() -> None:
+    program = edge_program(StaticPosition(), torch.randn(1, 8), torch.tensor([3]))
+    _tag_readers(program, writer_too=True)
+    assert untag_split_buffers(program) == []
