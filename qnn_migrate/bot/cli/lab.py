@@ -134,7 +134,8 @@ def run_shard(
 
     from qnn_migrate.bot import catalog as catalog_mod
     from qnn_migrate.bot.lab import results
-    from qnn_migrate.bot.lab.runner import Runner, RunSettings, scrub_env
+    from qnn_migrate.bot.lab.runner import Runner
+    from qnn_migrate.bot.lab.settings import RunSettings, scrub_env
 
     shards = read_shards(shard_path, "the shard")
     if len(shards) != 1:

@@ -22,14 +22,17 @@ import pytest
 
 from qnn_migrate.bot import catalog
 from qnn_migrate.bot.lab.host_config import DeviceEntry, HostConfig
-from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
+from qnn_migrate.bot.model import Shard, ShardResult, Status
 
 ROOT = Path(__file__).resolve().parents[3]
 DOUBLES = ROOT / "tests" / "doubles"
 FP = "TestQNNFloatingPointOperator"
 QO = "TestQNNQuantizedOperator"
 QM = "TestQNNQuantizedModel"
+ABS = f"{FP}.test_qnn_backend_abs"
+ADD = f"{FP}.test_qnn_backend_add"
+CONV = f"{FP}.test_qnn_backend_conv2d"
 
 
 # Fixed identity and dates: the same script text always gives the same commit SHA, so
@@ -202,3 +205,12 @@ def lab(tmp_path: Path) -> Lab:
     )
     the_lab.scenario()
     return the_lab
+
+
+def statuses(result: ShardResult) -> list[Status]:
+    return [r.status for r in result.results]
+
+
+def sim_settings(lab: Lab, **host: Any) -> RunSettings:
+    """The lab's settings on an x86-simulator host."""
+    return replace(lab.settings(), host=lab.simulator_host(**host))
