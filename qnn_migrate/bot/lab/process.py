@@ -267,22 +267,54 @@ def _pids() -> list[int]:
         return []
 
 
-def _descendants(root: int, spared: set[int]) -> set[int]:
-    """Live (not zombie) processes below ``root``, leaving out ``spared`` and what is
-    below them: the runner's own children from before the run are not the run's."""
+def _children(pid: int, table: dict[int, list[int]] | None) -> list[int]:
+    """The children of ``pid``: from ``/proc/PID/task/*/children`` (a few small reads, fast
+    enough to catch a process that forks and exits in a loop), else from ``table``."""
+    if table is None:
+        out: list[int] = []
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+        for tid in tids:
+            with (
+                contextlib.suppress(OSError),
+                open(f"/proc/{pid}/task/{tid}/children", "rb") as handle,
+            ):
+                out.extend(int(x) for x in handle.read().split())
+        return out
+    return table.get(pid, [])
+
+
+def _parent_table() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
     for pid in _pids():
         stat = _proc_stat(pid)
-        if stat and stat[1] != "Z":
+        if stat:
             children.setdefault(stat[0], []).append(pid)
+    return children
+
+
+_children_files: list[bool] = []
+
+
+def _descendants(root: int, spared: set[int]) -> set[int]:
+    """Processes below ``root`` that are not zombies, leaving out ``spared`` and what is
+    below them: the runner's own children from before the run are not the run's."""
+    if not _children_files:
+        _children_files.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
+    table = None if _children_files[0] else _parent_table()
     out: set[int] = set()
-    todo = [c for c in children.get(root, []) if c not in spared]
+    todo = [c for c in _children(root, table) if c not in spared]
     while todo:
         pid = todo.pop()
         if pid in out:
             continue
+        stat = _proc_stat(pid)
+        if stat is None or stat[1] == "Z":
+            continue
         out.add(pid)
-        todo.extend(c for c in children.get(pid, []) if c not in spared)
+        todo.extend(c for c in _children(pid, table) if c not in spared)
     return out
 
 
@@ -311,10 +343,11 @@ def reap_leftovers(
     """Kill what a finished run left: its group, processes with its marker, and every
     process below this (subreaper) one that was not there before the run.
 
-    Each round stops what it finds before killing it: a stopped process forks no more,
-    and what it forked just before is below it, so the next scan of the stopped tree
-    finds it. Rounds go on until several scans in a row find nothing (or the budget
-    ends), not for a fixed count a fast forker can outrun."""
+    What is found is stopped before it is killed: a stopped process forks no more, and
+    what it forked just before is below it (or, its parent gone, re-parented here), so
+    the next look finds it. Stopping goes on until a look finds nothing new; rounds go on
+    until several in a row find nothing (or the budget ends), not for a fixed count a
+    fast forker can outrun."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
     me = os.getpid()
@@ -322,19 +355,24 @@ def reap_leftovers(
     quiet = 0
     deadline = time.monotonic() + budget_s
     while quiet < REAP_QUIET_SCANS and time.monotonic() < deadline:
-        victims = (_carrying(token) | _descendants(me, before)) - {me}
-        if not victims:
+        found = _carrying(token) - {me}
+        for pid in list(found):
+            found |= _descendants(pid, before)
+        stopped: set[int] = set()
+        while time.monotonic() < deadline:
+            found |= _descendants(me, before)
+            for pid in list(stopped):
+                found |= _descendants(pid, before)
+            fresh = found - stopped - {me}
+            if not fresh:
+                break
+            _signal_all(fresh, signal.SIGSTOP)
+            stopped |= fresh
+        if not stopped:
             quiet += 1
             time.sleep(0.02)
             continue
         quiet = 0
-        stopped: set[int] = set()
-        # Stop until the stopped set is closed under "forked by": nothing left running.
-        while victims - stopped:
-            _signal_all(victims - stopped, signal.SIGSTOP)
-            stopped |= victims
-            victims = stopped | _descendants(me, before) | _carrying(token)
-            victims.discard(me)
         _signal_all(stopped, signal.SIGKILL)
         killed |= stopped
         time.sleep(0.02)

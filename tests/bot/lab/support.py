@@ -8,12 +8,15 @@ registered for every bot test by tests/bot/conftest.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -214,3 +217,57 @@ def statuses(result: ShardResult) -> list[Status]:
 def sim_settings(lab: Lab, **host: Any) -> RunSettings:
     """The lab's settings on an x86-simulator host."""
     return replace(lab.settings(), host=lab.simulator_host(**host))
+
+
+# ------------------------------------------------------------------ a hostile daemon
+
+HOPPER = DOUBLES / "fork_hopper.py"
+
+
+@dataclass
+class Hopper:
+    """One ForkHopper's tag and deadline: how to start it, find it and be sure it is gone."""
+
+    tag: str
+    deadline: float
+
+    def argv(self, lock: Path | None = None) -> list[str]:
+        return [sys.executable, str(HOPPER), self.tag, str(self.deadline)] + (
+            [str(lock)] if lock else []
+        )
+
+    def alive(self) -> list[int]:
+        """Live (not zombie) processes whose command line carries the tag."""
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                if self.tag.encode() not in Path(f"/proc/{name}/cmdline").read_bytes():
+                    continue
+                state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                found.append(int(name))
+        return found
+
+    def wait_gone(self) -> None:
+        """Kill what is left and wait, at most until the hopper's own deadline (+2 s)."""
+        while self.alive() and time.time() < self.deadline + 2:
+            for pid in self.alive():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGSTOP)
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+
+@pytest.fixture
+def hopper(tmp_path: Path) -> Iterator[Hopper]:
+    """A ForkHopper that ends by itself within 30 s, and is gone when the test ends,
+    whether it passed or not."""
+    one = Hopper(f"hopper-{os.getpid()}-{time.monotonic_ns()}", time.time() + 30)
+    try:
+        yield one
+    finally:
+        one.wait_gone()

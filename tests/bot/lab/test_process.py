@@ -5,16 +5,19 @@ the supervisor (memory, reaping). Each test here failed before its fix."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from qnn_migrate.bot.lab.process import run_watched
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT
 from qnn_migrate.bot.model import Status
 
-from .support import ABS, ADD, CONV, Lab, statuses
+from .support import ABS, ADD, CONV, Hopper, Lab, git, statuses
 
 
 def test_harness_import_time_does_not_count_against_the_per_test_budget(lab: Lab) -> None:
@@ -86,3 +89,50 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+# ------------------------------------------------------------- what escapes the reaper
+
+
+def test_a_process_that_re_execs_without_the_marker_and_keeps_forking_is_caught(
+    lab: Lab, hopper: Hopper
+) -> None:
+    # Each generation of the hopper drops the run's marker, leaves the session and forks
+    # its successor before exiting; it holds a lock as a PR's daemon holding a phone would.
+    lock = lab.root / "phone.lock"
+    out = lab.root / "hop"
+    out.mkdir()
+    outcome = run_watched(
+        hopper.argv(lock),
+        cwd=lab.root,
+        env=lab.env(),
+        out_dir=out,
+        timeout_s=60,
+        progress_budget_s=60,
+    )
+    assert hopper.alive() == [], "the hopper outlived the run"
+    assert outcome.leftovers, "the reaper reported nothing it killed"
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if the hopper still holds it
+    finally:
+        os.close(fd)
+
+
+def test_a_daemon_started_by_importing_executorch_is_reaped(lab: Lab, hopper: Hopper) -> None:
+    # The import check runs the PR's executorch/__init__.py before any test: it is a
+    # watched run too.
+    init = lab.checkout / "executorch" / "__init__.py"
+    init.write_text(
+        "import subprocess\n"
+        f"subprocess.Popen({hopper.argv()!r}, stdin=subprocess.DEVNULL,\n"
+        "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    )
+    git(lab.checkout, "commit", "-qam", "a daemon in executorch/__init__.py")
+    shard = lab.shard(ABS, sha=git(lab.checkout, "rev-parse", "HEAD"), per_test_timeout_s=5)
+    # The stand-in harness never imports executorch: only the import check runs the daemon.
+    settings = lab.settings(devices=lab.host().devices[:1])
+    result = Runner(settings).run(shard)
+    assert statuses(result) == [Status.PASS]
+    assert hopper.alive() == [], "a daemon started by the import check outlived the shard"
+    assert "killed" in (settings.out_dir / "import-check" / "stderr.txt").read_text()
