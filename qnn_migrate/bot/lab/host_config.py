@@ -53,6 +53,9 @@ from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, Shard
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_RE = re.compile(r"^Test\w+$")
+EPHEMERAL = "ephemeral"
+LONG_LIVED = "long-lived"
+LIFETIMES = (EPHEMERAL, LONG_LIVED)
 PHONES = "phones"
 SIMULATOR = "x86-simulator"
 KINDS = (PHONES, SIMULATOR)
@@ -71,6 +74,20 @@ class DeviceEntry:
 
     serial: str
     soc: str
+
+
+@dataclass(frozen=True)
+class JobEnv:
+    """The per-job Python environment a long-lived host builds for every job.
+
+    A fresh venv from ``base_python`` (no system site-packages, so no user site either),
+    filled by pip from ``requirements``, where every line is pinned with ``--hash``;
+    ``find_links`` names a local wheelhouse (then nothing comes from an index). Only
+    wheels are installed: no build script of a package runs."""
+
+    requirements: str
+    base_python: str = "python3"
+    find_links: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +113,10 @@ class HostConfig:
     backends: tuple[str, ...] = ()
     unsupported_tests: Mapping[str, str] = field(default_factory=dict)
     startup_timeout_s: float = 600.0
+    lifetime: str = LONG_LIVED
+    job_env: JobEnv | None = None
+    integrity_manifest: str | None = None
+    trusted_paths: tuple[str, ...] = ()
 
     @property
     def simulator(self) -> bool:
@@ -202,6 +223,18 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
     if kind == SIMULATOR and doc.get("devices"):
         raise HostConfigError(f"{where}: an x86-simulator host has no [[devices]]")
 
+    lifetime = _get(doc, "lifetime", str, LONG_LIVED, where)
+    if lifetime not in LIFETIMES:
+        raise HostConfigError(
+            f"{where}: lifetime must be one of {', '.join(LIFETIMES)}, got {lifetime!r}"
+        )
+    job_env = _job_env(doc.get("job_env"), where)
+    trusted = doc.get("trusted_paths", [])
+    if not isinstance(trusted, list) or not all(
+        isinstance(t, str) and t.startswith("/") for t in trusted
+    ):
+        raise HostConfigError(f"{where}: trusted_paths must be a list of absolute paths")
+
     adb_host = _get(doc, "adb_host", str, None, where)
     if adb_host is not None:
         try:
@@ -228,6 +261,10 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         env=dict(env),
         devices=tuple(devices),
         board_platforms={str(k).lower(): str(v).upper() for k, v in platforms.items()},
+        lifetime=lifetime,
+        job_env=job_env,
+        integrity_manifest=_get(doc, "integrity_manifest", str, None, where),
+        trusted_paths=tuple(trusted),
     )
     if (
         config.min_free_mb < 0
@@ -240,6 +277,27 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
             "startup_timeout_s > 0"
         )
     return config
+
+
+def _job_env(raw: Any, where: str) -> JobEnv | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not set(raw) <= {
+        "requirements",
+        "base_python",
+        "find_links",
+    }:
+        raise HostConfigError(f"{where}: [job_env] takes requirements, base_python and find_links")
+    if not all(isinstance(v, str) and v for v in raw.values()) or "requirements" not in raw:
+        raise HostConfigError(
+            f"{where}: [job_env] needs requirements (a file of hash-pinned requirements); "
+            "every value is a non-empty string"
+        )
+    return JobEnv(
+        requirements=raw["requirements"],
+        base_python=raw.get("base_python", "python3"),
+        find_links=raw.get("find_links"),
+    )
 
 
 def loads(text: str, where: str = "host config") -> HostConfig:

@@ -2,7 +2,9 @@
 
 The order of work, each step able to end the shard with a reason:
 
-1. merge the host config into the shard; pre-flight (``preflight``): the checkout is at
+1. on a long-lived host, restore and check a known state (``hoststate``: the sealed
+   trusted paths, a fresh Python environment for the job, the adb server restarted);
+   then merge the host config into the shard; pre-flight (``preflight``): the checkout is at
    the pinned SHA, the host can run the shard, the ``executorch`` imported is the
    checkout's; a refusal is INFRA for every test with ``attempts == 0``;
 2. tests the host cannot run read SKIP with the host's reason;
@@ -10,7 +12,9 @@ The order of work, each step able to end the shard with a reason:
    the x86 simulator), checks included;
 4. tests that ended INFRA are run once more where the target says (another phone; the
    same simulator host); FAIL and ERROR are never retried;
-5. the results: symlinks out of them removed, ``result.json``, ``attempts.json``,
+5. on a long-lived host, check the trusted paths again (a change makes every result
+   INFRA) and report what the job left in its environment (``host-check.json``);
+6. the results: symlinks out of them removed, ``result.json``, ``attempts.json``,
    ``summary.txt``.
 
 Processes are started only by ``process`` (and ``adb``); nothing here reads
@@ -24,7 +28,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from qnn_migrate.bot.lab import preflight, results
+from qnn_migrate.bot.lab import hoststate, preflight, results
 from qnn_migrate.bot.lab.attempt import Attempt
 from qnn_migrate.bot.lab.preflight import RefusedError, sdk_version
 from qnn_migrate.bot.lab.settings import RunSettings
@@ -66,12 +70,24 @@ class Runner:
         out.mkdir(parents=True, exist_ok=True)
         (out / "shard.json").write_text(json.dumps(shard.to_dict(), indent=1) + "\n")
 
+        guard = hoststate.Guard(settings)
         try:
+            self.settings = settings = guard.before()
             preflight.check_checkout(shard, settings)
             preflight.check_host_can_run(shard, settings)
             preflight.check_import(shard, settings, settings.host.python)
         except RefusedError as exc:
-            return self._finish(self._refused(shard, str(exc)))
+            return self._finish(guard.after(self._refused(shard, str(exc))))
+        try:
+            result = self._run_checked(shard)
+        except BaseException:
+            guard.after(ShardResult.all_infra(shard, "the runner itself failed"))
+            raise
+        return self._finish(guard.after(result))
+
+    def _run_checked(self, shard: Shard) -> ShardResult:
+        """The shard on a host that passed its pre-flight."""
+        settings = self.settings
 
         # Tests this host cannot run are not run; they read SKIP with the host's reason.
         skipped = {t: r for t in shard.tests if (r := settings.host.unsupported(t)) is not None}
@@ -81,7 +97,7 @@ class Runner:
             for t, reason in skipped.items()
         ]
         if not runnable:
-            return self._finish(ShardResult.complete(shard, skips, attempts=0))
+            return ShardResult.complete(shard, skips, attempts=0)
         inner = replace(shard, tests=runnable) if skipped else shard
         target: Target = (
             SimulatorTarget(settings, self.attempts)
@@ -95,7 +111,7 @@ class Runner:
                 shard=shard,
                 results=ShardResult.complete(shard, [*result.results, *skips]).results,
             )
-        return self._finish(result)
+        return result
 
     def _refused(self, shard: Shard, reason: str) -> ShardResult:
         return ShardResult.all_infra(

@@ -26,6 +26,7 @@ def host_toml(lab: Lab, **extra: str) -> Path:
         f'python = "{lab.host().python}"',
         f'state_dir = "{lab.state_dir}"',
         "lock_wait_s = 0.5",
+        'lifetime = "ephemeral"',
         *(f"{k} = {v}" for k, v in extra.items()),
         "",
         "[[devices]]",

@@ -8,7 +8,9 @@ registered for every bot test by tests/bot/conftest.py.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -16,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +27,7 @@ from typing import Any
 import pytest
 
 from qnn_migrate.bot import catalog
-from qnn_migrate.bot.lab.host_config import DeviceEntry, HostConfig
+from qnn_migrate.bot.lab.host_config import EPHEMERAL, DeviceEntry, HostConfig
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
 from qnn_migrate.bot.model import Shard, ShardResult, Status
 
@@ -114,6 +117,10 @@ class Lab:
             state_dir=str(self.state_dir),
             lock_wait_s=0.5,
             devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
+            # The lab's tests are about runs, not the host model: each test is a fresh
+            # tmp_path, as an ephemeral runner is a fresh machine (test_scenario_persistence
+            # runs the long-lived model).
+            lifetime=EPHEMERAL,
         )
         return replace(base, **overrides)
 
@@ -271,3 +278,37 @@ def hopper(tmp_path: Path) -> Iterator[Hopper]:
         yield one
     finally:
         one.wait_gone()
+
+
+# ------------------------------------------------------- a long-lived host's own files
+
+
+def make_wheel(folder: Path, name: str = "qnn_lab_marker", version: str = "1.0") -> Path:
+    """A minimal, valid pure-Python wheel (what a host's wheelhouse holds), built in place."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": b'"""Installed into the job\'s environment from the wheelhouse."""\n',
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: lab\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+def hashed_requirements(wheel: Path, target: Path) -> Path:
+    """A requirements file pinning ``wheel`` by version and sha256, as pip --require-hashes
+    wants."""
+    name, version = wheel.name.split("-")[:2]
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    target.write_text(f"{name}=={version} --hash=sha256:{digest}\n")
+    return target
