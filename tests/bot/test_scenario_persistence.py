@@ -44,6 +44,7 @@ with open({runner_file!r}, "a") as handle:
 for lock in {locks!r}:
     subprocess.Popen({hopper!r} + [lock], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import time; time.sleep(0.5)  # the daemons are hopping, out of this process group
 '''
 
 

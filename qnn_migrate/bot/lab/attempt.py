@@ -2,9 +2,9 @@
 
 The command is built from the catalog's template as an argument list (never a shell
 string) and run through ``junit_wrapper`` (or, when the wrapper cannot drive the script,
-with ``-v`` and its text parsed). Where the attempt has a phone, its logcat excerpt is
-kept and its workspace cleaned afterwards. Every path handed to the test process is
-absolute: it runs in the checkout, not here.
+with ``-v`` and its text parsed). The phone's own bookkeeping around it (logcat, reset)
+is the phone target's. Every path handed to the test process is absolute: it runs in the
+checkout, not here.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qnn_migrate.bot.lab import preflight, process, results
-from qnn_migrate.bot.lab.adb import Adb
 from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
 from qnn_migrate.bot.model import Shard, ShardResult
 
-DEVICE_WORKSPACE = "/data/local/tmp/qnn_executorch_test"
 WRAPPER = Path(__file__).with_name("junit_wrapper.py")
 STDERR_TAIL_LINES = 30
 
@@ -106,7 +104,6 @@ def run_tests(
     attempt_dir: Path,
     *,
     serial: str | None,
-    adb: Adb | None,
     fingerprint: str | None,
 ) -> tuple[ShardResult, results.RunEnd]:
     """Run the shard's tests once on ``serial`` (or the simulator) and read the results."""
@@ -120,8 +117,6 @@ def run_tests(
     per_test = float(shard.per_test_timeout_s)
     grace = min(30.0, max(1.0, per_test * 0.25))
 
-    if adb is not None:
-        adb.clear_logcat()
     use_wrapper = settings.host.use_wrapper
     if use_wrapper:
         argv = [
@@ -175,14 +170,6 @@ def run_tests(
         detail = f"the runner's JUnit wrapper failed ({fault or 'exit 4'})"
     run_outcome = results.RunOutcome(end, detail)
 
-    if adb is not None:
-        logcat = adb.logcat(settings.host.logcat_lines)
-        (attempt_dir / "logcat.txt").write_text(
-            logcat.out if logcat.ok else f"logcat failed: {logcat.reason()}\n"
-        )
-        cleaned = adb.shell(f"rm -rf {DEVICE_WORKSPACE}")
-        if not cleaned.ok:
-            notes.append(f"could not clean {DEVICE_WORKSPACE}: {cleaned.reason()}")
     for note in notes:
         settings.log(f"[{shard.id}] {note}")
 

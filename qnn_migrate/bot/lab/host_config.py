@@ -53,6 +53,8 @@ from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, Shard
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_RE = re.compile(r"^Test\w+$")
+# A package name or an entry of /data/local/tmp the phone's shell can take as one word.
+_PHONE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$")
 EPHEMERAL = "ephemeral"
 LONG_LIVED = "long-lived"
 LIFETIMES = (EPHEMERAL, LONG_LIVED)
@@ -117,6 +119,8 @@ class HostConfig:
     job_env: JobEnv | None = None
     integrity_manifest: str | None = None
     trusted_paths: tuple[str, ...] = ()
+    keep_packages: tuple[str, ...] = ()
+    keep_tmp: tuple[str, ...] = ()
 
     @property
     def simulator(self) -> bool:
@@ -265,6 +269,8 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         job_env=job_env,
         integrity_manifest=_get(doc, "integrity_manifest", str, None, where),
         trusted_paths=tuple(trusted),
+        keep_packages=_names(doc, "keep_packages", where),
+        keep_tmp=_names(doc, "keep_tmp", where),
     )
     if (
         config.min_free_mb < 0
@@ -277,6 +283,17 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
             "startup_timeout_s > 0"
         )
     return config
+
+
+def _names(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = doc.get(key, [])
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and _PHONE_NAME_RE.match(v) for v in value
+    ):
+        raise HostConfigError(
+            f"{where}: {key} must be a list of plain names (letters, digits, . _ + -)"
+        )
+    return tuple(value)
 
 
 def _job_env(raw: Any, where: str) -> JobEnv | None:

@@ -127,6 +127,7 @@ def test_a_daemon_started_by_importing_executorch_is_reaped(lab: Lab, hopper: Ho
         "import subprocess\n"
         f"subprocess.Popen({hopper.argv()!r}, stdin=subprocess.DEVNULL,\n"
         "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "import time; time.sleep(0.5)  # hopping by now, out of this process group\n"
     )
     git(lab.checkout, "commit", "-qam", "a daemon in executorch/__init__.py")
     shard = lab.shard(ABS, sha=git(lab.checkout, "rev-parse", "HEAD"), per_test_timeout_s=5)

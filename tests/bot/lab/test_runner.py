@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from qnn_migrate.bot.lab import locks, quarantine
-from qnn_migrate.bot.lab.attempt import DEVICE_WORKSPACE
 from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.lab.targets import DEVICE_WORKSPACE
 from qnn_migrate.bot.model import Status
 
 from .support import FP, QM, QO, Lab, make_checkout
