@@ -33,6 +33,18 @@ A host with no phones runs simulator shards on the x86-64 HTP simulator::
     [unsupported_tests]                        # id or class -> why this host cannot run it
     "TestQNNFloatingPointUtils.test_qnn_backend_dump_intermediate_outputs" = "no etdump here"
 
+How the host stays clean between jobs (docs/runners.md, "A clean host per job")::
+
+    lifetime = "long-lived"                    # the default; or "ephemeral" (a fresh VM per job)
+    integrity_manifest = "/var/lib/qnn-seal/manifest.json"
+    trusted_paths = ["/srv/actions-runner/bin", "/srv/qnn/wheels"]
+    keep_packages = []                         # what a phone keeps; the rest is removed
+    keep_tmp = []                              # entries of /data/local/tmp a phone keeps
+    [job_env]                                  # a fresh venv per job (long-lived hosts)
+    requirements = "/etc/qnn-runner/requirements.txt"   # hash-pinned
+    find_links = "/srv/qnn/wheels"
+    base_python = "/usr/bin/python3.11"
+
 ``python`` may be a wrapper script (one that sets ``LD_LIBRARY_PATH`` or activates a
 venv, say): the runner runs it as given and never assumes it is an interpreter binary.
 
