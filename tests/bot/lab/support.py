@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -233,39 +234,40 @@ HOPPER = DOUBLES / "fork_hopper.py"
 
 @dataclass
 class Hopper:
-    """One ForkHopper's tag and deadline: how to start it, find it and be sure it is gone."""
+    """One ForkHopper's heartbeat file and deadline: how to start it, tell whether it
+    lives (its heartbeat lock is held) and be sure it is gone."""
 
-    tag: str
+    heartbeat: Path
     deadline: float
 
-    def argv(self, lock: Path | None = None) -> list[str]:
-        return [sys.executable, str(HOPPER), self.tag, str(self.deadline)] + (
-            [str(lock)] if lock else []
-        )
+    def argv(self, *locks: Path | str) -> list[str]:
+        return [sys.executable, str(HOPPER), str(self.heartbeat), str(self.deadline)] + [
+            str(lock) for lock in locks
+        ]
 
-    def alive(self) -> list[int]:
-        """Live (not zombie) processes whose command line carries the tag."""
-        found = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                if self.tag.encode() not in Path(f"/proc/{name}/cmdline").read_bytes():
-                    continue
-                state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if state != "Z":
-                found.append(int(name))
-        return found
+    def started(self) -> bool:
+        return Path(f"{self.heartbeat}.started").exists()
+
+    def alive(self) -> bool:
+        """Whether any generation lives: one holds the heartbeat's shared lock."""
+        fd = os.open(self.heartbeat, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     def wait_gone(self) -> None:
         """Kill what is left and wait, at most until the hopper's own deadline (+2 s)."""
+        tag = str(self.heartbeat).encode()
         while self.alive() and time.time() < self.deadline + 2:
-            for pid in self.alive():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGSTOP)
-                    os.kill(pid, signal.SIGKILL)
+            for name in os.listdir("/proc"):
+                with contextlib.suppress(OSError, ValueError):
+                    if name.isdigit() and tag in Path(f"/proc/{name}/cmdline").read_bytes():
+                        os.kill(int(name), signal.SIGSTOP)
+                        os.kill(int(name), signal.SIGKILL)
             time.sleep(0.01)
 
 
@@ -273,7 +275,7 @@ class Hopper:
 def hopper(tmp_path: Path) -> Iterator[Hopper]:
     """A ForkHopper that ends by itself within 30 s, and is gone when the test ends,
     whether it passed or not."""
-    one = Hopper(f"hopper-{os.getpid()}-{time.monotonic_ns()}", time.time() + 30)
+    one = Hopper(tmp_path / "hopper-heartbeat", time.time() + 30)
     try:
         yield one
     finally:

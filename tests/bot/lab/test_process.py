@@ -110,7 +110,8 @@ def test_a_process_that_re_execs_without_the_marker_and_keeps_forking_is_caught(
         timeout_s=60,
         progress_budget_s=60,
     )
-    assert hopper.alive() == [], "the hopper outlived the run"
+    assert hopper.started(), "the control: the hopper never ran"
+    assert not hopper.alive(), "the hopper outlived the run"
     assert outcome.leftovers, "the reaper reported nothing it killed"
     fd = os.open(lock, os.O_RDWR)
     try:
@@ -127,7 +128,11 @@ def test_a_daemon_started_by_importing_executorch_is_reaped(lab: Lab, hopper: Ho
         "import subprocess\n"
         f"subprocess.Popen({hopper.argv()!r}, stdin=subprocess.DEVNULL,\n"
         "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        "import time; time.sleep(0.5)  # hopping by now, out of this process group\n"
+        "import os, time\n"
+        "for _ in range(1000):  # at most 10 s: then it hops, out of this process group\n"
+        f"    if os.path.exists({str(hopper.heartbeat) + '.started'!r}):\n"
+        "        break\n"
+        "    time.sleep(0.01)\n"
     )
     git(lab.checkout, "commit", "-qam", "a daemon in executorch/__init__.py")
     shard = lab.shard(ABS, sha=git(lab.checkout, "rev-parse", "HEAD"), per_test_timeout_s=5)
@@ -135,5 +140,6 @@ def test_a_daemon_started_by_importing_executorch_is_reaped(lab: Lab, hopper: Ho
     settings = lab.settings(devices=lab.host().devices[:1])
     result = Runner(settings).run(shard)
     assert statuses(result) == [Status.PASS]
-    assert hopper.alive() == [], "a daemon started by the import check outlived the shard"
+    assert hopper.started(), "the control: the daemon never ran"
+    assert not hopper.alive(), "a daemon started by the import check outlived the shard"
     assert "killed" in (settings.out_dir / "import-check" / "stderr.txt").read_text()
