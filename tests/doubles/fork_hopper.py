@@ -6,7 +6,7 @@ keeps forking, each generation leaving the session and exiting as soon as its ch
 HEARTBEAT is a file path: the hopper holds a shared ``flock`` on it for as long as any
 generation lives (every generation inherits the descriptor), which is how a test knows
 it is alive (a hopper moves too fast to be seen reliably in /proc), and it writes
-``HEARTBEAT.started`` once it holds its locks. The path is also in every generation's
+``HEARTBEAT.started`` once it holds its locks and has left the run's process group. The path is also in every generation's
 command line. DEADLINE (seconds since the epoch) bounds it: every generation exits once it
 has passed, so a test that fails cannot leak it for long. Each LOCK_FILE is held
 exclusively the same way (as a PR's daemon holding a phone's lock would). Standard library
@@ -31,13 +31,17 @@ def main() -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(fd, mode)
         os.set_inheritable(fd, True)
-    with open(heartbeat + ".started", "w") as handle:
-        handle.write(f"{os.getpid()}\n")
+    started = False
     while time.time() < deadline:
         if os.fork() > 0:
             os._exit(0)
         # Each generation leaves the session and the process group of the one before.
         os.setsid()
+        if not started:
+            # Out of the run's process group now: killing that group no longer reaches it.
+            with open(heartbeat + ".started", "w") as handle:
+                handle.write(f"{os.getpid()}\n")
+            started = True
     os._exit(0)
 
 
