@@ -19,7 +19,7 @@ from qnn_migrate.bot.github.settings import Settings
 from qnn_migrate.bot.pr.dispatch import BotContext
 from qnn_migrate.bot.pr.render import Links
 
-from .lab.support import lab  # noqa: F401  (registers the fixture)
+from .lab.support import hopper, lab  # noqa: F401  (registers the fixtures)
 from .support import standin_env
 
 

@@ -100,6 +100,7 @@ def host(sdk: QnnSdk, tmp_path_factory: pytest.TempPathFactory) -> dict[str, obj
             "qnn_sdk_root": qnn_env["QNN_SDK_ROOT"],
             "build_folder": str(root / "build-x86"),
             "state_dir": str(root / "state"),
+            "lifetime": "ephemeral",
             "min_free_mb": 512,
             "startup_timeout_s": 600.0,
             "env": {

@@ -134,7 +134,8 @@ def run_shard(
 
     from qnn_migrate.bot import catalog as catalog_mod
     from qnn_migrate.bot.lab import results
-    from qnn_migrate.bot.lab.runner import Runner, RunSettings, scrub_env
+    from qnn_migrate.bot.lab.runner import Runner
+    from qnn_migrate.bot.lab.settings import RunSettings, scrub_env
 
     shards = read_shards(shard_path, "the shard")
     if len(shards) != 1:
@@ -244,3 +245,65 @@ def device_list(host_config_path: Path | None) -> None:
                 }
             )
         )
+
+
+# ---------------------------------------------------------------------------------- host
+
+
+@click.group("host")
+def host() -> None:
+    """This runner host's trusted state (long-lived hosts): seal it, check it."""
+
+
+def _manifest(config: host_config.HostConfig, path: Path | None) -> Path:
+    if not config.integrity_manifest:
+        fail(
+            f"{path or 'the host config'}: no integrity_manifest is set; set it to a path the "
+            'job user cannot write (docs/runners.md, "A clean host per job")'
+        )
+    return Path(config.integrity_manifest)
+
+
+@host.command("seal")
+@HOST_CONFIG_OPTION
+def host_seal(host_config_path: Path | None) -> None:
+    """Record the trusted paths (and the host config itself) as this host's known state."""
+    from qnn_migrate.bot.lab import integrity
+
+    config = _host(host_config_path)
+    manifest = _manifest(config, host_config_path)
+    roots = [
+        *config.trusted_paths,
+        *([str(host_config_path.resolve())] if host_config_path else []),
+    ]
+    inside = [r for r in roots if manifest.resolve().is_relative_to(Path(r).resolve())]
+    if inside:
+        fail(
+            f"the manifest {manifest} is inside the trusted path {inside[0]}: sealing would "
+            "change what it seals; put the manifest elsewhere"
+        )
+    try:
+        count = integrity.seal(roots, manifest)
+    except integrity.IntegrityError as exc:
+        fail(str(exc))
+    click.echo(f"sealed {count} entries under {len(roots)} trusted path(s) into {manifest}")
+
+
+@host.command("check")
+@HOST_CONFIG_OPTION
+def host_check(host_config_path: Path | None) -> None:
+    """Compare the trusted paths with the sealed manifest; exit 1 on any difference."""
+    from qnn_migrate.bot.lab import integrity
+
+    config = _host(host_config_path)
+    findings = integrity.verify(_manifest(config, host_config_path))
+    for line in findings:
+        click.echo(line)
+    if findings:
+        click.echo(
+            f"{len(findings)} difference(s) from the sealed state: reprovision the host, or "
+            "review them and seal again (qnn-migrate bot host seal)",
+            err=True,
+        )
+        sys.exit(EXIT_FAILED)
+    click.echo("ok: the trusted paths match the sealed manifest")

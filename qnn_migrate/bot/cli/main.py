@@ -347,6 +347,7 @@ def plan_cmd(
 
 bot.add_command(lab.run_shard)
 bot.add_command(lab.device)
+bot.add_command(lab.host)
 bot.add_command(lab.device_matrix)
 bot.add_command(nightly.nightly_group)
 bot.add_command(adopt.gate)

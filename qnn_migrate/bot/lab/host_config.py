@@ -33,6 +33,18 @@ A host with no phones runs simulator shards on the x86-64 HTP simulator::
     [unsupported_tests]                        # id or class -> why this host cannot run it
     "TestQNNFloatingPointUtils.test_qnn_backend_dump_intermediate_outputs" = "no etdump here"
 
+How the host stays clean between jobs (docs/runners.md, "A clean host per job")::
+
+    lifetime = "long-lived"                    # the default; or "ephemeral" (a fresh VM per job)
+    integrity_manifest = "/var/lib/qnn-seal/manifest.json"
+    trusted_paths = ["/srv/actions-runner/bin", "/srv/qnn/wheels"]
+    keep_packages = []                         # what a phone keeps; the rest is removed
+    keep_tmp = []                              # entries of /data/local/tmp a phone keeps
+    [job_env]                                  # a fresh venv per job (long-lived hosts)
+    requirements = "/etc/qnn-runner/requirements.txt"   # hash-pinned
+    find_links = "/srv/qnn/wheels"
+    base_python = "/usr/bin/python3.11"
+
 ``python`` may be a wrapper script (one that sets ``LD_LIBRARY_PATH`` or activates a
 venv, say): the runner runs it as given and never assumes it is an interpreter binary.
 
@@ -53,6 +65,11 @@ from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, Shard
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLASS_RE = re.compile(r"^Test\w+$")
+# A package name or an entry of /data/local/tmp the phone's shell can take as one word.
+_PHONE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$")
+EPHEMERAL = "ephemeral"
+LONG_LIVED = "long-lived"
+LIFETIMES = (EPHEMERAL, LONG_LIVED)
 PHONES = "phones"
 SIMULATOR = "x86-simulator"
 KINDS = (PHONES, SIMULATOR)
@@ -71,6 +88,20 @@ class DeviceEntry:
 
     serial: str
     soc: str
+
+
+@dataclass(frozen=True)
+class JobEnv:
+    """The per-job Python environment a long-lived host builds for every job.
+
+    A fresh venv from ``base_python`` (no system site-packages, so no user site either),
+    filled by pip from ``requirements``, where every line is pinned with ``--hash``;
+    ``find_links`` names a local wheelhouse (then nothing comes from an index). Only
+    wheels are installed: no build script of a package runs."""
+
+    requirements: str
+    base_python: str = "python3"
+    find_links: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +127,12 @@ class HostConfig:
     backends: tuple[str, ...] = ()
     unsupported_tests: Mapping[str, str] = field(default_factory=dict)
     startup_timeout_s: float = 600.0
+    lifetime: str = LONG_LIVED
+    job_env: JobEnv | None = None
+    integrity_manifest: str | None = None
+    trusted_paths: tuple[str, ...] = ()
+    keep_packages: tuple[str, ...] = ()
+    keep_tmp: tuple[str, ...] = ()
 
     @property
     def simulator(self) -> bool:
@@ -202,6 +239,18 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
     if kind == SIMULATOR and doc.get("devices"):
         raise HostConfigError(f"{where}: an x86-simulator host has no [[devices]]")
 
+    lifetime = _get(doc, "lifetime", str, LONG_LIVED, where)
+    if lifetime not in LIFETIMES:
+        raise HostConfigError(
+            f"{where}: lifetime must be one of {', '.join(LIFETIMES)}, got {lifetime!r}"
+        )
+    job_env = _job_env(doc.get("job_env"), where)
+    trusted = doc.get("trusted_paths", [])
+    if not isinstance(trusted, list) or not all(
+        isinstance(t, str) and t.startswith("/") for t in trusted
+    ):
+        raise HostConfigError(f"{where}: trusted_paths must be a list of absolute paths")
+
     adb_host = _get(doc, "adb_host", str, None, where)
     if adb_host is not None:
         try:
@@ -228,6 +277,12 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         env=dict(env),
         devices=tuple(devices),
         board_platforms={str(k).lower(): str(v).upper() for k, v in platforms.items()},
+        lifetime=lifetime,
+        job_env=job_env,
+        integrity_manifest=_get(doc, "integrity_manifest", str, None, where),
+        trusted_paths=tuple(trusted),
+        keep_packages=_names(doc, "keep_packages", where),
+        keep_tmp=_names(doc, "keep_tmp", where),
     )
     if (
         config.min_free_mb < 0
@@ -240,6 +295,38 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
             "startup_timeout_s > 0"
         )
     return config
+
+
+def _names(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = doc.get(key, [])
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and _PHONE_NAME_RE.match(v) for v in value
+    ):
+        raise HostConfigError(
+            f"{where}: {key} must be a list of plain names (letters, digits, . _ + -)"
+        )
+    return tuple(value)
+
+
+def _job_env(raw: Any, where: str) -> JobEnv | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not set(raw) <= {
+        "requirements",
+        "base_python",
+        "find_links",
+    }:
+        raise HostConfigError(f"{where}: [job_env] takes requirements, base_python and find_links")
+    if not all(isinstance(v, str) and v for v in raw.values()) or "requirements" not in raw:
+        raise HostConfigError(
+            f"{where}: [job_env] needs requirements (a file of hash-pinned requirements); "
+            "every value is a non-empty string"
+        )
+    return JobEnv(
+        requirements=raw["requirements"],
+        base_python=raw.get("base_python", "python3"),
+        find_links=raw.get("find_links"),
+    )
 
 
 def loads(text: str, where: str = "host config") -> HostConfig:

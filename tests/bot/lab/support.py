@@ -8,12 +8,19 @@ registered for every bot test by tests/bot/conftest.py.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,15 +28,18 @@ from typing import Any
 import pytest
 
 from qnn_migrate.bot import catalog
-from qnn_migrate.bot.lab.host_config import DeviceEntry, HostConfig
-from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.lab.host_config import EPHEMERAL, DeviceEntry, HostConfig
+from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
+from qnn_migrate.bot.model import Shard, ShardResult, Status
 
 ROOT = Path(__file__).resolve().parents[3]
 DOUBLES = ROOT / "tests" / "doubles"
 FP = "TestQNNFloatingPointOperator"
 QO = "TestQNNQuantizedOperator"
 QM = "TestQNNQuantizedModel"
+ABS = f"{FP}.test_qnn_backend_abs"
+ADD = f"{FP}.test_qnn_backend_add"
+CONV = f"{FP}.test_qnn_backend_conv2d"
 
 
 # Fixed identity and dates: the same script text always gives the same commit SHA, so
@@ -108,6 +118,10 @@ class Lab:
             state_dir=str(self.state_dir),
             lock_wait_s=0.5,
             devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
+            # The lab's tests are about runs, not the host model: each test is a fresh
+            # tmp_path, as an ephemeral runner is a fresh machine (test_scenario_persistence
+            # runs the long-lived model).
+            lifetime=EPHEMERAL,
         )
         return replace(base, **overrides)
 
@@ -202,3 +216,101 @@ def lab(tmp_path: Path) -> Lab:
     )
     the_lab.scenario()
     return the_lab
+
+
+def statuses(result: ShardResult) -> list[Status]:
+    return [r.status for r in result.results]
+
+
+def sim_settings(lab: Lab, **host: Any) -> RunSettings:
+    """The lab's settings on an x86-simulator host."""
+    return replace(lab.settings(), host=lab.simulator_host(**host))
+
+
+# ------------------------------------------------------------------ a hostile daemon
+
+HOPPER = DOUBLES / "fork_hopper.py"
+
+
+@dataclass
+class Hopper:
+    """One ForkHopper's heartbeat file and deadline: how to start it, tell whether it
+    lives (its heartbeat lock is held) and be sure it is gone."""
+
+    heartbeat: Path
+    deadline: float
+
+    def argv(self, *locks: Path | str) -> list[str]:
+        return [sys.executable, str(HOPPER), str(self.heartbeat), str(self.deadline)] + [
+            str(lock) for lock in locks
+        ]
+
+    def started(self) -> bool:
+        return Path(f"{self.heartbeat}.started").exists()
+
+    def alive(self) -> bool:
+        """Whether any generation lives: one holds the heartbeat's shared lock."""
+        fd = os.open(self.heartbeat, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def wait_gone(self) -> None:
+        """Kill what is left and wait, at most until the hopper's own deadline (+2 s)."""
+        tag = str(self.heartbeat).encode()
+        while self.alive() and time.time() < self.deadline + 2:
+            for name in os.listdir("/proc"):
+                with contextlib.suppress(OSError, ValueError):
+                    if name.isdigit() and tag in Path(f"/proc/{name}/cmdline").read_bytes():
+                        os.kill(int(name), signal.SIGSTOP)
+                        os.kill(int(name), signal.SIGKILL)
+            time.sleep(0.01)
+
+
+@pytest.fixture
+def hopper(tmp_path: Path) -> Iterator[Hopper]:
+    """A ForkHopper that ends by itself within 30 s, and is gone when the test ends,
+    whether it passed or not."""
+    one = Hopper(tmp_path / "hopper-heartbeat", time.time() + 30)
+    try:
+        yield one
+    finally:
+        one.wait_gone()
+
+
+# ------------------------------------------------------- a long-lived host's own files
+
+
+def make_wheel(folder: Path, name: str = "qnn_lab_marker", version: str = "1.0") -> Path:
+    """A minimal, valid pure-Python wheel (what a host's wheelhouse holds), built in place."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": b'"""Installed into the job\'s environment from the wheelhouse."""\n',
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: lab\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+def hashed_requirements(wheel: Path, target: Path) -> Path:
+    """A requirements file pinning ``wheel`` by version and sha256, as pip --require-hashes
+    wants."""
+    name, version = wheel.name.split("-")[:2]
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    target.write_text(f"{name}=={version} --hash=sha256:{digest}\n")
+    return target

@@ -24,3 +24,26 @@ def test_host_config_kinds_and_capabilities() -> None:
         with pytest.raises(host_config.HostConfigError, match=None) as caught:
             host_config.loads(text)
         assert words in str(caught.value)
+
+
+def test_the_host_model_is_long_lived_unless_the_config_says_ephemeral() -> None:
+    assert host_config.HostConfig().lifetime == host_config.LONG_LIVED
+    config = host_config.loads(
+        'integrity_manifest = "/var/lib/qnn-seal/manifest.json"\n'
+        'trusted_paths = ["/srv/actions-runner", "/srv/qnn/wheels"]\n'
+        '[job_env]\nrequirements = "/etc/qnn-runner/requirements.txt"\n'
+        'find_links = "/srv/qnn/wheels"\n'
+    )
+    assert config.job_env == host_config.JobEnv(
+        "/etc/qnn-runner/requirements.txt", "python3", "/srv/qnn/wheels"
+    )
+    assert host_config.loads('lifetime = "ephemeral"').lifetime == host_config.EPHEMERAL
+    for text, words in (
+        ('lifetime = "forever"', "lifetime must be one of"),
+        ('[job_env]\nbase_python = "/usr/bin/python3"', "needs requirements"),
+        ('[job_env]\nrequirements = "r.txt"\npip = "x"', "[job_env] takes"),
+        ('trusted_paths = ["relative/dir"]', "absolute paths"),
+    ):
+        with pytest.raises(host_config.HostConfigError) as caught:
+            host_config.loads(text)
+        assert words in str(caught.value)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qnn_migrate.bot.lab import junit_wrapper, results, runner
+from qnn_migrate.bot.lab import attempt, junit_wrapper, results, settings
 from qnn_migrate.bot.model import Shard, Status
 
 from .support import DOUBLES, FP, Lab
@@ -161,10 +161,10 @@ def test_the_wrapper_exits_4_when_it_cannot_write_the_xml(lab: Lab) -> None:
     proc = subprocess.run(
         [
             sys.executable,
-            str(runner.WRAPPER),
+            str(attempt.WRAPPER),
             "--junit-xml",
             str(lab.root / "no" / "such" / "dir" / "junit.xml"),
-            str(lab.checkout / runner.TEST_SCRIPT),
+            str(lab.checkout / settings.TEST_SCRIPT),
             ABS,
             "--enable_x86_64",
         ],

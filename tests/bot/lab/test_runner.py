@@ -1,4 +1,4 @@
-"""runner.py against fake phones: health, classification, retry, quarantine, locks, artifacts."""
+"""runner.py and the phone target against fake phones: health, classification, retry, quarantine, locks, artifacts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from qnn_migrate.bot.lab import locks, quarantine
-from qnn_migrate.bot.lab.runner import DEVICE_WORKSPACE, Runner
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.lab.targets import DEVICE_WORKSPACE
 from qnn_migrate.bot.model import Status
 
 from .support import FP, QM, QO, Lab, make_checkout

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from qnn_migrate.bot.lab.attempt import script_argv
 from qnn_migrate.bot.lab.host_config import HostConfig
-from qnn_migrate.bot.lab.runner import TEST_SCRIPT, RunSettings, script_argv
+from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
 from qnn_migrate.bot.model import Shard
 
 from .support import DOUBLES, command_builder

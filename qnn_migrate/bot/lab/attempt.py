@@ -1,0 +1,185 @@
+"""One attempt: the test script's command, its watched run, and the results read back.
+
+The command is built from the catalog's template as an argument list (never a shell
+string) and run through ``junit_wrapper`` (or, when the wrapper cannot drive the script,
+with ``-v`` and its text parsed). The phone's own bookkeeping around it (logcat, reset)
+is the phone target's. Every path handed to the test process is absolute: it runs in the
+checkout, not here.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from qnn_migrate.bot.lab import preflight, process, results
+from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
+from qnn_migrate.bot.lab.settings import RunSettings, child_env
+from qnn_migrate.bot.model import Shard, ShardResult
+
+WRAPPER = Path(__file__).with_name("junit_wrapper.py")
+STDERR_TAIL_LINES = 30
+
+
+@dataclass
+class Attempt:
+    """One try of (part of) a shard, for the attempts log."""
+
+    device: str | None
+    tests: tuple[str, ...]
+    infra: int
+    reason: str | None
+    health: dict[str, object] | None = None
+
+
+def script_argv(
+    shard: Shard, settings: RunSettings, serial: str | None, artifact_dir: Path
+) -> list[str]:
+    """The test script's command, from the catalog's template, as an argument list."""
+    simulator = shard.enable_x86_64 or shard.compile_only
+    argv = settings.command(
+        list(shard.tests),
+        soc=shard.soc,
+        backend=shard.backend,
+        seed=shard.seed,
+        host=shard.adb_host or "localhost",
+        device=serial or "",
+        build_folder=shard.build_folder,
+    )
+    if argv and Path(argv[0]).name in ("python", "python3"):
+        argv[0] = settings.host.python
+    if simulator:
+        # No phone: drop the adb flags rather than pass a made-up serial.
+        out: list[str] = []
+        skip = False
+        for word in argv:
+            if skip:
+                skip = False
+                continue
+            if word in ("--host", "--device"):
+                skip = True
+                continue
+            out.append(word)
+        argv = out
+        argv += ["--enable_x86_64"] if shard.enable_x86_64 else []
+        argv += ["--compile_only"] if shard.compile_only else []
+    if shard.executorch_dir:
+        argv += ["--executorch_root", shard.executorch_dir]
+    argv += ["--artifact_dir", str(artifact_dir)]
+    return argv
+
+
+def _tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _read_reported(xml_path: Path, stderr_path: Path, notes: list[str]) -> results.Reported:
+    text_report = results.Reported()
+    try:
+        raw = stderr_path.read_bytes()
+        text_report = results.parse_verbose(
+            raw[: results.MAX_TEXT_CHARS].decode("utf-8", "replace")
+        )
+    except OSError:
+        pass
+    if not xml_path.exists():
+        return text_report
+    try:
+        with open(xml_path, "rb") as handle:
+            data = handle.read(results.MAX_XML_BYTES + 1)
+        return results.parse_junit(data).merged_with(text_report)
+    except results.ArtifactError as exc:
+        notes.append(f"junit.xml ignored: {exc}")
+        return text_report
+
+
+def run_tests(
+    shard: Shard,
+    settings: RunSettings,
+    attempt_dir: Path,
+    *,
+    serial: str | None,
+    fingerprint: str | None,
+) -> tuple[ShardResult, results.RunEnd]:
+    """Run the shard's tests once on ``serial`` (or the simulator) and read the results."""
+    attempt_dir.mkdir(parents=True, exist_ok=True)
+    artifact_dir = attempt_dir / "artifacts"
+    artifact_dir.mkdir(exist_ok=True)
+    checkout = Path(shard.executorch_dir or ".")
+    command = script_argv(shard, settings, serial, artifact_dir)
+    env = child_env(settings)
+    xml_path = attempt_dir / "junit.xml"
+    per_test = float(shard.per_test_timeout_s)
+    grace = min(30.0, max(1.0, per_test * 0.25))
+
+    use_wrapper = settings.host.use_wrapper
+    if use_wrapper:
+        argv = [
+            command[0],
+            str(WRAPPER),
+            "--junit-xml",
+            str(xml_path),
+            "--per-test-timeout",
+            f"{per_test:g}",
+            *command[1:],
+        ]
+    else:
+        argv = [*command, "-v"]
+    (attempt_dir / "command.txt").write_text(shlex.join(command) + "\n")
+    settings.log(f"[{shard.id}] {shlex.join(argv)}")
+
+    def watch(argv: list[str], name: str = "") -> process.ProcessOutcome:
+        return process.run_watched(
+            argv,
+            cwd=checkout,
+            env=env,
+            out_dir=attempt_dir,
+            timeout_s=float(shard.timeout_s),
+            progress_budget_s=per_test + grace,
+            kill_grace_s=settings.kill_grace_s,
+            name=name,
+            startup_budget_s=max(settings.host.startup_timeout_s, per_test + grace),
+        )
+
+    outcome = watch(argv)
+    if use_wrapper and outcome.code == EXIT_UNUSABLE and not xml_path.exists():
+        settings.log(f"[{shard.id}] the wrapper cannot drive this script; running it with -v")
+        argv = [*command, "-v"]
+        (attempt_dir / "fallback.txt").write_text(shlex.join(argv) + "\n")
+        outcome = watch(argv, name="-fallback")
+
+    notes: list[str] = []
+    reported = _read_reported(xml_path, outcome.stderr_path, notes)
+    detail = outcome.detail
+    if outcome.end is results.RunEnd.EXITED and not reported.results and outcome.code:
+        tail = _tail(outcome.stderr_path, 3).replace("\n", " | ")
+        detail = f"the test process exited with code {outcome.code}: {tail}"
+    end = outcome.end
+    if use_wrapper and outcome.code == EXIT_WRAPPER_FAULT:
+        # The runner's own wrapper failed: what it could not account for is INFRA.
+        end = results.RunEnd.NOT_STARTED
+        tail = _tail(outcome.stderr_path, 200)
+        fault = next(
+            (ln for ln in reversed(tail.splitlines()) if ln.startswith("junit_wrapper:")), ""
+        )
+        detail = f"the runner's JUnit wrapper failed ({fault or 'exit 4'})"
+    run_outcome = results.RunOutcome(end, detail)
+
+    for note in notes:
+        settings.log(f"[{shard.id}] {note}")
+
+    result = results.build(
+        shard,
+        reported,
+        run_outcome,
+        device=serial,
+        sdk_version=preflight.sdk_version(settings.host.qnn_sdk_root),
+        device_fingerprint=fingerprint,
+        command=tuple(command),
+    )
+    return result, end

@@ -1,0 +1,61 @@
+"""What a run needs besides the shard, and the environment its child processes get.
+
+Nothing here reads ``os.environ``: the environment is passed in by ``bot/cli/lab.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qnn_migrate.bot.lab.host_config import HostConfig
+
+TEST_SCRIPT = "backends/qualcomm/tests/test_qnn_delegate.py"
+
+# argv template -> argv: the catalog's command_argv, injected so the runner does not
+# need matrices.toml to be importable in tests of its own.
+CommandBuilder = Callable[..., list[str]]
+
+_SECRET_HINTS = ("TOKEN", "SECRET", "PASSWORD", "PRIVATE_KEY", "CREDENTIAL")
+
+
+@dataclass
+class RunSettings:
+    """What the runner needs besides the shard: host facts, where to write, how to act."""
+
+    host: HostConfig
+    out_dir: Path
+    command: CommandBuilder
+    env: Mapping[str, str] = field(default_factory=dict)
+    log: Callable[[str], None] = lambda _msg: None
+    kill_grace_s: float = 2.0
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.host.state_dir)
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment minus anything that looks like a credential or the runner's own.
+
+    The test process runs the PR's code; it gets no token even if a host has one set.
+    """
+    return {
+        k: v
+        for k, v in env.items()
+        if not k.startswith("ACTIONS_") and not any(h in k.upper() for h in _SECRET_HINTS)
+    }
+
+
+def child_env(settings: RunSettings) -> dict[str, str]:
+    """The environment of every process the runner starts for a shard."""
+    env = scrub_env(settings.env)
+    env.update(settings.host.env)
+    if settings.host.qnn_sdk_root:
+        env["QNN_SDK_ROOT"] = settings.host.qnn_sdk_root
+    if settings.host.qnn_executor_runner:
+        # ExecuTorch's harness reads it on the --enable_x86_64 path instead of the build.
+        env["QNN_EXECUTOR_RUNNER"] = settings.host.qnn_executor_runner
+    env["PYTHONUNBUFFERED"] = "1"
+    return env

@@ -1,0 +1,30 @@
+"""hoststate.py: a long-lived host without its protections is refused; an ephemeral one is
+left alone (the full story, a hostile job and the next, is test_scenario_persistence.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from qnn_migrate.bot.lab.host_config import LONG_LIVED
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import Status
+
+from .support import ABS, Lab, statuses
+
+
+def test_a_long_lived_host_without_a_job_env_or_a_manifest_is_refused(lab: Lab) -> None:
+    settings = lab.settings()
+    settings.host = replace(settings.host, lifetime=LONG_LIVED)
+    result = Runner(settings).run(lab.shard(ABS))
+    assert statuses(result) == [Status.INFRA] and result.attempts == 0
+    reason = result.infra_reason or ""
+    assert "no [job_env] and no integrity_manifest" in reason
+    assert 'lifetime = "ephemeral"' in reason
+    assert lab.runs_log() == [] and lab.calls() == []
+
+
+def test_an_ephemeral_host_runs_without_host_checks(lab: Lab) -> None:
+    result = Runner(lab.settings()).run(lab.shard(ABS))
+    assert statuses(result) == [Status.PASS]
+    assert not (lab.root / "out" / "host-check.json").exists()
+    assert ["kill-server"] not in lab.calls()
