@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
 from qnn_migrate.codemods.excerpt import Excerpt, cut, splice
-from qnn_migrate.codemods.findings import Unfixable
+from qnn_migrate.codemods.findings import Reason, Unfixable
 from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 from qnn_migrate.codemods.rules.lower_to_qnn import (
     DEFAULT_FLOW,
@@ -49,7 +50,11 @@ GLOBAL = re.compile(r"\bglobal\b")
 
 
 class RewriteError(Exception):
-    """A file could not be processed; the message says why and what to do."""
+    """A file could not be processed, for ``reason`` (it says why and what to do)."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -131,9 +136,7 @@ def _run(rule: LowerToQnn, code: str, whole: str | None, filename: str) -> RuleR
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
-        raise RewriteError(
-            f"does not parse ({error.message}); fix the syntax error, then run again"
-        ) from None
+        raise RewriteError(findings.DOES_NOT_PARSE.format(error=error.message)) from None
     return rule.run(module, filename=filename, module_text=whole, source=code)
 
 
@@ -187,7 +190,6 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
     (syntax newer than this Python) libcst parses ``new_libcst`` (the rewritten excerpt, or the
     whole file) instead.
     """
-    advice = "the file was left unchanged; please report this with the file attached"
     try:
         ast.parse(old, filename)
     except (SyntaxError, ValueError):
@@ -195,7 +197,7 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
             cst.parse_module(new_libcst)
         except cst.ParserSyntaxError as error:
             raise RewriteError(
-                f"internal error: the rewrite does not parse ({error.message}); {advice}"
+                findings.INVALID_OUTPUT.format(problem=f"does not parse ({error.message})")
             ) from None
         return
     try:
@@ -203,5 +205,5 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", "?")
         raise RewriteError(
-            f"internal error: the rewrite does not compile (line {line}: {error}); {advice}"
+            findings.INVALID_OUTPUT.format(problem=f"does not compile (line {line}: {error})")
         ) from None

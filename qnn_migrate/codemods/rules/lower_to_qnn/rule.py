@@ -117,7 +117,7 @@ class LowerToQnn:
         wheres: dict[cst.Call, sites.Where] = {}
         for call, _ in calls:
             where = sites.where(ctx, call)
-            if isinstance(where, str):
+            if isinstance(where, findings.Reason):
                 ctx.leave(call, where)
                 continue
             wheres[call] = where
@@ -132,7 +132,7 @@ class LowerToQnn:
             if per_statement[where.small] > 1 and where.statement_form:
                 # Two calls in one statement: each stays an expression, in its place.
                 scope = sites.walrus_scope(ctx, call)
-                if isinstance(scope, str):
+                if isinstance(scope, findings.Reason):
                     ctx.leave(call, scope)
                     continue
                 where = sites.Where(

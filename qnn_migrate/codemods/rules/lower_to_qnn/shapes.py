@@ -114,8 +114,8 @@ class SiteWriter:
                 rewrite = self.target.statement(site)
             else:
                 expression = self.target.expression(site)
-        except CannotRewrite as reason:
-            ctx.leave(call, str(reason))
+        except CannotRewrite as cannot:
+            ctx.leave(call, cannot.reason)
             return
 
         if isinstance(where.scope, cst.ClassDef):

@@ -276,7 +276,7 @@ def drop_nested(
 
 
 # -- where a call sits ------------------------------------------------------------------------
-def where(ctx: FileContext, call: cst.Call) -> Where | str:
+def where(ctx: FileContext, call: cst.Call) -> Where | findings.Reason:
     """Where ``call`` sits, or the reason (a user-facing message) it cannot be rewritten."""
     node: cst.CSTNode = call
     context = ""  # why the call must stay an expression, for messages
@@ -312,7 +312,7 @@ def where(ctx: FileContext, call: cst.Call) -> Where | str:
         scope = _block_scope(ctx, statement)
         return Where(statement, small, scope, True, _direct(small, call), "")
     scope_or_reason = walrus_scope(ctx, call)
-    if isinstance(scope_or_reason, str):
+    if isinstance(scope_or_reason, findings.Reason):
         return scope_or_reason
     return Where(statement, small, scope_or_reason, False, False, context or "a larger expression")
 
@@ -338,7 +338,7 @@ def _block_scope(ctx: FileContext, statement: cst.CSTNode) -> cst.CSTNode:
     return ctx.tree
 
 
-def walrus_scope(ctx: FileContext, call: cst.Call) -> cst.CSTNode | str:
+def walrus_scope(ctx: FileContext, call: cst.Call) -> cst.CSTNode | findings.Reason:
     """The scope a ``:=`` at the call binds in, or why Python forbids one there."""
     node: cst.CSTNode = call
     in_comprehension = False
