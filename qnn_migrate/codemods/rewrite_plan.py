@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from qnn_migrate.codemods.import_layout import relayout
+from qnn_migrate.codemods.import_placement import ImportItem
 from qnn_migrate.codemods.targets.site import StatementRewrite
-
-# (module, object, local name); object "" means ``import module [as name]``.
-ImportItem = tuple[str, str, str]
 
 
 @dataclass

@@ -14,7 +14,7 @@ from libcst.metadata import Assignment, QualifiedName, QualifiedNameSource
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
-from qnn_migrate.codemods.expressions import evaluated_before, is_side_effect_free
+from qnn_migrate.codemods.expressions import chain_root, evaluated_before, is_side_effect_free
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -240,9 +240,7 @@ def _short(code: str) -> str:
 
 def _other_binding(ctx: FileContext, node: cst.Name | cst.Attribute) -> str | None:
     """Describe a binding of the name that is neither the import nor an except fallback."""
-    base = node
-    while isinstance(base, cst.Attribute):
-        base = base.value  # type: ignore[assignment]
+    base = chain_root(node)
     if not isinstance(base, cst.Name):
         return "another value"
     scope = ctx.scope_metadata(base)
