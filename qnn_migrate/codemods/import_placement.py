@@ -11,6 +11,7 @@ knows which names a rule imports or why; the rule (``rules/<rule>/imports.py``) 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,6 +23,9 @@ from qnn_migrate.codemods.tree_index import TreeIndex
 
 if TYPE_CHECKING:
     from qnn_migrate.codemods.rewrite_plan import RewritePlan
+
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 class ImportItem(NamedTuple):
@@ -106,6 +110,28 @@ def block_imports(index: TreeIndex, placement: cst.SimpleStatementLine, item: Im
         and any(imports(small, item) for small in statement.body)
         for statement in block_of(index, placement)
     )
+
+
+def imported_around(index: TreeIndex, placement: cst.SimpleStatementLine, item: ImportItem) -> bool:
+    """True if a block around the one holding ``placement`` already has this exact import
+    before it (a function's import seen from a ``try`` nested in it, say): another one would
+    be a duplicate (pyflakes F811). A class body's imports do not count from the functions in
+    it, where its names are not visible."""
+    node: cst.CSTNode = placement
+    in_function = False
+    while (parent := index.parent(node)) is not None:
+        if node is not placement and isinstance(parent, cst.IndentedBlock | cst.Module):
+            hidden = in_function and isinstance(index.parent(parent), cst.ClassDef)
+            for statement in () if hidden else parent.body:
+                if statement is node:
+                    break
+                if isinstance(statement, cst.SimpleStatementLine) and any(
+                    imports(small, item) for small in statement.body
+                ):
+                    return True
+        in_function = in_function or isinstance(parent, cst.FunctionDef | cst.Lambda)
+        node = parent
+    return False
 
 
 def last_per_block(
@@ -199,6 +225,35 @@ def carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
                 comments.append(after.first_line.comment)  # on the line of the opening parenthesis
     if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
         plan.import_comments[neighbour] = "# noqa: E402"
+
+
+def member_key(alias: cst.ImportAlias) -> tuple[object, ...]:
+    """The order of the names in a ``from m import a, B, C_D`` as ruff's isort rules (I001,
+    defaults: order by type, case-insensitive, natural) sort them: constants, then classes,
+    then the rest, each by name."""
+    name = alias.evaluated_name
+    if len(name) > 1 and name.isupper():
+        kind = 0  # CONSTANT
+    elif name[:1].isupper():
+        kind = 1  # Class
+    else:
+        kind = 2  # function or variable
+    natural = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(name.lower())
+        if part
+    )
+    asname = alias.asname.name if alias.asname is not None else None
+    return (kind, natural, name, asname.value if isinstance(asname, cst.Name) else "")
+
+
+def with_added(kept: list[cst.ImportAlias], added: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    """The names of a ``from`` import once ``added`` join ``kept``: at their sorted places
+    when ``kept`` is sorted (as an import sorter keeps it), else after the user's own order."""
+    keys = [member_key(a) for a in kept]
+    if keys == sorted(keys):
+        return sorted([*kept, *added], key=member_key)
+    return [*kept, *added]
 
 
 # -- sections and their order ----------------------------------------------------------------

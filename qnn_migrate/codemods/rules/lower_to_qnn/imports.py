@@ -158,7 +158,9 @@ def plan_imports(
             # Only lazy or guarded old imports: the new ones go next to them, once per
             # block, among the imports around the last of them in that block.
             for last in placing.last_per_block(ctx.index, placements):
-                if not placing.block_imports(ctx.index, last, item):
+                if not placing.block_imports(ctx.index, last, item) and not placing.imported_around(
+                    ctx.index, last, item
+                ):
                     by_module.setdefault((item.module, last), set()).add(item)
             continue
         by_module.setdefault((item.module, None), set()).add(item)
@@ -166,6 +168,8 @@ def plan_imports(
         why = kept_reason(ctx, alias, exported)
         if why is not None:
             ctx.note(alias, findings.KEPT_IMPORT.format(why=why))
+            if not _explicit_reexport(alias, exported):
+                plan.reexported.add(alias)  # marked for F401: nothing here uses it any more
         else:
             plan.remove_aliases.add(alias)
     for (_, placement), items in by_module.items():
@@ -204,6 +208,16 @@ def kept_reason(ctx: FileContext, alias: cst.ImportAlias, exported: set[str]) ->
     ):
         return "it is imported `as` itself, the explicit form of a re-export"
     return reexport_reason(ctx) if ctx.deprecation.name in bound else None
+
+
+def _explicit_reexport(alias: cst.ImportAlias, exported: set[str]) -> bool:
+    """True if linters already see ``alias`` as a re-export: listed in ``__all__``, or
+    imported ``as`` itself."""
+    return bool(binding_names(alias) & exported) or (
+        alias.asname is not None
+        and isinstance(alias.asname.name, cst.Name)
+        and alias.asname.name.value == alias.evaluated_name
+    )
 
 
 def plan_unused_imports(
