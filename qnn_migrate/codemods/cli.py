@@ -160,7 +160,9 @@ class ConfigurationError(click.ClickException):
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal and the tree is large).",
+    help="Progress on stderr: a bar over the files, and what the rewrite of a long file "
+    "(250 kB or more) is doing (default: the bar when stderr is a terminal and the tree is "
+    "large; the long files when stderr is a terminal and the output is text).",
 )
 def rewrite(
     paths: tuple[str, ...],
@@ -220,6 +222,15 @@ def rewrite(
         mode=mode,
         jobs=jobs if jobs is not None else found_config.jobs or 0,
         cache_dir=(cache_dir or default_directory()) if use_cache else None,
+        # What the rewrite of a long file is doing: for people (a terminal, text output),
+        # unless asked for (--progress) or against (--no-progress, -q).
+        file_progress=tell
+        if (
+            progress
+            if progress is not None
+            else sys.stderr.isatty() and fmt == "text" and verbose - quiet >= 0
+        )
+        else None,
     )
     report = RunReport(mode=mode, target=options.rule.target)
     if paths == ("-",):
@@ -271,6 +282,12 @@ def _progress_bar(length: int) -> Iterator[Callable[[], None] | None]:
         return
     with click.progressbar(length=length, label="qnn-migrate rewrite", file=sys.stderr) as bar:
         yield lambda: bar.update(1)
+
+
+def tell(path: str, what: str) -> None:
+    """What the rewrite of a long file is doing, a line on stderr (module level: the worker
+    processes are sent it)."""
+    click.echo(f"qnn-migrate rewrite: {path}: {what}", err=True)
 
 
 def _first(*values: bool | None) -> bool:

@@ -13,6 +13,7 @@ a run takes, ``codemods/discovery.py``; the command line, ``codemods/cli.py``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 # The cheap test done on every file before any decoding or parsing.
 NEEDLE = lower_to_qnn().name.encode()
+# A file this long (bytes) takes seconds: what its rewrite is doing is told as it goes.
+LONG_FILE = 250_000
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,10 @@ class RunOptions:
 
     ``rule``: what every file is rewritten with; ``mode``: write, diff or check; ``jobs``:
     worker processes (0: one per CPU); ``cache_dir``: where the result cache lives (None: no
-    cache); ``progress``: called once per file done (None: no progress shown).
+    cache); ``progress``: called once per file done (None: no progress shown);
+    ``file_progress``: called with a file's path and what its rewrite is doing, for files of
+    :data:`LONG_FILE` bytes or more (None: not told; a function the worker processes can
+    import, as it is sent to them).
     """
 
     rule: RuleOptions
@@ -53,6 +59,7 @@ class RunOptions:
     jobs: int = 0
     cache_dir: str | None = None
     progress: Callable[[], None] | None = None
+    file_progress: Callable[[str, str], None] | None = None
 
 
 class Outcome(NamedTuple):
@@ -111,7 +118,11 @@ def _sites(path: str, result: FileResult) -> tuple[Site, ...]:
 
 
 def process_text(
-    data: bytes, path: str, rule: RuleOptions, mode: Mode
+    data: bytes,
+    path: str,
+    rule: RuleOptions,
+    mode: Mode,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[Outcome, bytes | None]:
     """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
     from qnn_migrate.codemods.engine import RewriteError, rewrite_code
@@ -128,7 +139,7 @@ def process_text(
     try:
         # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.
         filename = path if path == "-" else os.path.abspath(path)
-        result = rewrite_code(text, rule, filename=filename)
+        result = rewrite_code(text, rule, filename=filename, progress=progress)
     except RewriteError as error:
         outcome = _syntax_error(text, path, error.reason)
         return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
@@ -196,23 +207,34 @@ def _write(path: str, outcome: Outcome, new: bytes | None, stat: os.stat_result)
     return outcome
 
 
-def process_file(path: str, rule: RuleOptions, mode: Mode) -> Outcome:
-    """Read, rewrite and (in write mode) replace one file."""
+def process_file(
+    path: str,
+    rule: RuleOptions,
+    mode: Mode,
+    progress: Callable[[str, str], None] | None = None,
+) -> Outcome:
+    """Read, rewrite and (in write mode) replace one file; ``progress`` is told what the
+    rewrite is doing when the file is long."""
     try:
         data, stat = files.read(path)
     except OSError as error:
         return _error(path, _cannot_read(error))
+    tell = functools.partial(progress, path) if progress and len(data) >= LONG_FILE else None
     with _collected_after():
-        outcome, new = process_text(data, path, rule, mode)
+        outcome, new = process_text(data, path, rule, mode, tell)
     return _write(path, outcome, new, stat) if mode == "write" else outcome
 
 
 def process_stdin(data: bytes, options: RunOptions) -> tuple[Outcome, bytes | None]:
     """``-``: the outcome for standard input's bytes and the rewritten bytes (None:
     unchanged). Nothing is written: the caller prints the code."""
+    tell = options.file_progress
+    long = tell is not None and len(data) >= LONG_FILE
     with _collected_after():
         mode: Mode = "diff" if options.mode == "diff" else "check"
-        return process_text(data, "-", options.rule, mode)
+        return process_text(
+            data, "-", options.rule, mode, functools.partial(tell, "-") if tell and long else None
+        )
 
 
 def _cannot_read(error: OSError) -> Reason:
@@ -296,10 +318,12 @@ def run(paths: Sequence[str], options: RunOptions) -> list[Outcome]:
 
                 pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))
                 for path in matches:
-                    outcomes[path] = pool.submit(process_file, path, rule, mode)
+                    outcomes[path] = pool.submit(
+                        process_file, path, rule, mode, options.file_progress
+                    )
             else:
                 for path in matches:
-                    outcomes[path] = process_file(path, rule, mode)
+                    outcomes[path] = process_file(path, rule, mode, options.file_progress)
                     tick()
             result = []
             for path in paths:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from qnn_migrate.codemods import files
+from qnn_migrate.codemods import files, runner
 from qnn_migrate.codemods.cli import rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -699,12 +699,24 @@ def test_the_command_line_does_not_import_libcst_codemod() -> None:
     assert out.strip() == "[]"
 
 
-def test_a_file_is_read_whole_and_a_folder_is_an_error(tmp_path: Path) -> None:
-    big = tmp_path / "big.py"
-    big.write_bytes(b"x = 1\n" * 500_000 + f"{OLD}\n".encode())  # over the 1 MiB chunk
-    data, status = files.read(str(big))
-    assert data == big.read_bytes() and status.st_size == len(data)
-    folder = tmp_path / "folder.py"
-    folder.mkdir()
-    with pytest.raises(OSError):
-        files.read(str(folder))
+def test_progress_tells_what_the_rewrite_of_a_long_file_is_doing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LONG_FILE", len(OLD_CALL))  # this file counts as long
+    (tmp_path / "a.py").write_text(OLD_CALL)
+    code, _, err = _invoke("--check", "--progress", "-j1", str(tmp_path / "a.py"))
+    assert code == 1
+    told = [
+        line for line in err.splitlines() if line.startswith(f"qnn-migrate rewrite: {tmp_path}")
+    ]
+    assert [line.rsplit(": ", 1)[1].split(" ")[0] for line in told] == [
+        "parsing",
+        "resolving",
+        "rewriting",
+        "writing",
+        "checking",
+    ]
+    # Off a terminal nothing is told unless asked, and never beside a machine format.
+    assert f"{tmp_path}/a.py: parsing" not in _invoke("--check", "-j1", str(tmp_path))[2]
+    code, out, err = _invoke("--check", "--json", "-j1", str(tmp_path))
+    assert "parsing" not in out + err and json.loads(out)["files_changed"]
