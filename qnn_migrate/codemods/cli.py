@@ -50,6 +50,10 @@ Exit codes (the highest that applies wins: 3 over 1 over 0):
      file was processed
 
 \b
+Every site reported carries a stable code (QM101 ...): match the code,
+not the wording; docs/rewrite.md lists each with an example.
+
+\b
 Configuration: [tool.qnn-migrate] in the nearest pyproject.toml above
 the paths (target, exclude, extend-exclude, jobs, respect-gitignore,
 force-exclude); flags win over it. Also: python -m qnn_migrate rewrite.
