@@ -12,8 +12,8 @@ of which mention the old name):
 3. ``python -m libcst.tool codemod`` running the same rule class on a copy of the tree
    (it writes in place), once: it parses every file.
 
-Targets: warm within 2x of (1); cold no slower than 1.1 s (the figure before the cache);
-(3) at least 30x slower than cold. The script also rewrites a second copy with qnn-migrate
+Targets (issue 18): warm within 1.5x of (1); cold within 8x of (1); (3) at least 100x
+slower than cold. The script also rewrites a second copy with qnn-migrate
 and checks that both tools produced the same files. What bounds a run from below is printed
 too: starting Python and importing the command line (warm), and libcst and the engine too
 (cold), which a run pays before it reads a file.
@@ -47,9 +47,9 @@ for directory, _, files in os.walk(sys.argv[1]):
                 found += b"{NAME}" in handle.read()
 print(found)
 """
-TARGET_WARM_VS_SEARCH = 2.0
-TARGET_COLD_SECONDS = 1.1
-TARGET_VS_LIBCST = 30.0
+TARGET_WARM_VS_SEARCH = 1.5
+TARGET_COLD_VS_SEARCH = 8.0
+TARGET_VS_LIBCST = 100.0
 
 
 def executorch_root() -> Path:
@@ -124,8 +124,10 @@ def main() -> int:
     print(
         f"(2) rewrite --check, cold cache   {check:8.2f} s   ({spread} {statistics.median(cold):.2f} s)"
     )
-    verdict = "met" if check <= TARGET_COLD_SECONDS else "MISSED"
-    print(f"    cold = {check / floor:.1f}x (1)   target <= {TARGET_COLD_SECONDS} s: {verdict}")
+    verdict = "met" if check / floor <= TARGET_COLD_VS_SEARCH else "MISSED"
+    print(
+        f"    cold = {check / floor:.1f}x (1)   target <= {TARGET_COLD_VS_SEARCH:.0f}x: {verdict}"
+    )
     print(
         f"    of which: start Python, import the CLI, libcst and the engine {min(start_cold):.2f} s"
     )
@@ -134,7 +136,7 @@ def main() -> int:
     )
     ratio = again / floor
     verdict = "met" if ratio <= TARGET_WARM_VS_SEARCH else "MISSED"
-    print(f"    warm/(1) = {ratio:.1f}x   target <= {TARGET_WARM_VS_SEARCH:.0f}x: {verdict}")
+    print(f"    warm/(1) = {ratio:.1f}x   target <= {TARGET_WARM_VS_SEARCH:.1f}x: {verdict}")
     print(f"    of which: start Python and import the CLI (no libcst) {min(start):.2f} s")
     if args.skip_libcst:
         return 0

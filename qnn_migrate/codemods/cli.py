@@ -1,28 +1,24 @@
-"""``qnn-migrate rewrite``: files in, files out, diffs, the report and the exit code.
+"""``qnn-migrate rewrite``: the command line, and only that.
 
-The only module of ``codemods`` that touches the disk, the terminal or a process pool. Files
-are read as bytes and searched for the old name first; only those that mention it are looked
-up in the result cache (``codemods/cache.py``), and only the misses are decoded, parsed and
-rewritten, in worker processes when there are several. Writes are atomic (temporary file +
-rename) and keep the file's mode, encoding, BOM and newlines. Which files a run takes is
-``codemods/discovery.py``; the ``[tool.qnn-migrate]`` table, ``codemods/config.py``; what is
-printed, ``codemods/output.py``.
+Click parses the options into one :class:`~qnn_migrate.codemods.runner.RunOptions` (with the
+``[tool.qnn-migrate]`` table of ``codemods/config.py`` filling what the flags leave open), the
+batch runner (``codemods/runner.py``) does the work, ``codemods/output.py`` says what to
+print, and this module prints it and picks the exit code.
 """
 
 from __future__ import annotations
 
-import gc
+import dataclasses
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from qnn_migrate.codemods import config as configuration
-from qnn_migrate.codemods import output
-from qnn_migrate.codemods.cache import Cache, Entry, content_digest, default_directory
+from qnn_migrate.codemods import output, runner
+from qnn_migrate.codemods.cache import default_directory
 from qnn_migrate.codemods.deprecations import (
     DEFAULT_FLOW,
     FLOWS,
@@ -31,16 +27,8 @@ from qnn_migrate.codemods.deprecations import (
     target_names,
 )
 from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover
-from qnn_migrate.codemods.output import Mode, RunReport, Site
-from qnn_migrate.codemods.reexports import imported_here, reexport_scan
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    from qnn_migrate.codemods.engine import FileResult
-# decoding (tokenize), line_diff, tempfile, ast and concurrent.futures are imported where
-# used: a warm run over an unchanged tree needs none of them, and every millisecond of
-# start-up counts there.
+from qnn_migrate.codemods.options import RuleOptions
+from qnn_migrate.codemods.output import Mode, RunReport
 
 __all__ = ["DEFAULT_EXCLUDES", "rewrite"]
 
@@ -50,10 +38,6 @@ EXIT_USAGE = 2
 EXIT_FILE_ERRORS = 3
 
 PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
-# The cheap test done on every file before any decoding or parsing.
-_NEEDLE = lower_to_qnn().name.encode()
-# The reason of a rewritten site (the same in every mode, so a cached result serves all).
-REWRITTEN = f"{lower_to_qnn().name} -> {lower_to_qnn().replacement}"
 
 EPILOG = """\b
 Exit codes (the highest that applies wins: 3 over 1 over 0):
@@ -64,6 +48,10 @@ Exit codes (the highest that applies wins: 3 over 1 over 0):
      declared encoding, not valid Python, a directory that cannot be
      read, a symbolic link loop); they were left untouched, every other
      file was processed
+
+\b
+Every site reported carries a stable code (QM101 ...): match the code,
+not the wording; docs/rewrite.md lists each with an example.
 
 \b
 Configuration: [tool.qnn-migrate] in the nearest pyproject.toml above
@@ -77,376 +65,6 @@ class ConfigurationError(click.ClickException):
     """A bad ``[tool.qnn-migrate]`` table: a usage error, without the usage text."""
 
     exit_code = EXIT_USAGE
-
-
-class Outcome(NamedTuple):
-    """What happened to one file."""
-
-    path: str
-    changed: bool = False
-    sites: tuple[Site, ...] = ()
-    diff: str = ""
-    entry: Entry | None = None  # what the cache keeps of it; None: not to be cached
-    digest: bytes = b""  # content_digest of the bytes the outcome is about
-
-
-def _error(path: str, message: str, line: int = 1, column: int = 1) -> Outcome:
-    return Outcome(path, sites=(Site(path, line, column, "error", message),))
-
-
-# -- files in --------------------------------------------------------------------------------
-def decode(data: bytes) -> tuple[str, str]:
-    """The text and the encoding of a Python source file (``codemods/decoding.py``); a
-    ``SourceDecodeError`` (a ValueError with the line to report) when it cannot be read."""
-    from qnn_migrate.codemods.decoding import decode_source
-
-    return decode_source(data)
-
-
-# -- files out -------------------------------------------------------------------------------
-def write_atomically(path: str, data: bytes, expected: os.stat_result) -> None:
-    """Replace ``path`` by ``data`` in one rename, keeping its mode."""
-    import tempfile
-
-    now = os.stat(path)
-    if (now.st_mtime_ns, now.st_size) != (expected.st_mtime_ns, expected.st_size):
-        raise OSError("changed on disk while it was being rewritten; run again")
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=".qnn-migrate-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, expected.st_mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def unified_diff(path: str, old: str, new: str) -> str:
-    """A ``git diff``-style unified diff of one file (bounded work: ``line_diff``)."""
-    from qnn_migrate.codemods.line_diff import unified_lines
-
-    lines = unified_lines(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
-
-
-# -- one file --------------------------------------------------------------------------------
-def _syntax_error(text: str, path: str, fallback: str) -> Outcome:
-    """A file that does not parse, located where Python's own parser puts the error."""
-    import ast
-
-    try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        line, column = error.lineno or 1, error.offset or 1
-        message = f"does not parse ({error.msg}); fix the syntax error, then run again; skipped"
-        return _error(path, message, line, column)
-    except ValueError:
-        pass
-    return _error(path, f"{fallback}; skipped")  # newer syntax only libcst rejects
-
-
-def _sites(path: str, result: FileResult) -> tuple[Site, ...]:
-    """The engine's findings and rewritten calls as sites (1-based columns)."""
-    sites = [
-        Site(
-            path,
-            u.line,
-            u.column + 1,
-            "info" if u.kind == "info" else "unfixable",
-            u.reason,
-            u.code,
-        )
-        for u in result.unfixable
-    ]
-    sites += [
-        Site(path, line, column + 1, "rewritten", REWRITTEN) for line, column in result.rewritten_at
-    ]
-    return tuple(sorted(sites, key=lambda s: (s.line, s.column)))
-
-
-class Settings(NamedTuple):
-    """What every file of a run is rewritten with (plain values: sent to the workers)."""
-
-    target: str
-    line_length: int
-    flow: str = DEFAULT_FLOW
-    imported_from: frozenset[str] = frozenset()  # modules other files import the name from
-
-
-def process_text(
-    data: bytes, path: str, settings: Settings, mode: Mode
-) -> tuple[Outcome, bytes | None]:
-    """Rewrite one file's bytes; returns the outcome and the new bytes (None: unchanged)."""
-    from qnn_migrate.codemods.engine import RewriteError, rewrite_code, rule_options
-
-    digest = content_digest(data)
-    if _NEEDLE not in data:
-        return Outcome(path, digest=digest, entry=Entry(False, (), None)), None
-    try:
-        text, encoding = decode(data)
-    except ValueError as error:
-        outcome = _error(path, f"{error}; skipped", getattr(error, "line", 1))
-        return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
-    try:
-        # The absolute path lets the rule recognise ExecuTorch's own re-exporting module.
-        filename = path if path == "-" else os.path.abspath(path)
-        options = rule_options(
-            settings.target,
-            line_length=settings.line_length,
-            flow=settings.flow,
-            imported_from=settings.imported_from,
-        )
-        result = rewrite_code(text, options, filename=filename)
-    except RewriteError as error:
-        outcome = _syntax_error(text, path, str(error))
-        return outcome._replace(digest=digest, entry=_entry(outcome, None)), None
-    except Exception as error:  # a bug in the rule must not stop the run; never cached
-        message = f"internal error ({type(error).__name__}: {error}); skipped, please report it"
-        return _error(path, message), None
-    new = result.code.encode(encoding) if result.changed else None
-    outcome = Outcome(path, result.changed, _sites(path, result), digest=digest)
-    outcome = outcome._replace(entry=_entry(outcome, new))
-    if new is not None and mode == "diff":
-        outcome = outcome._replace(diff=unified_diff(path, text, result.code))
-    return outcome, new
-
-
-def _entry(outcome: Outcome, new: bytes | None) -> Entry:
-    return Entry(
-        outcome.changed,
-        tuple((s.line, s.column, s.kind, s.reason, s.group) for s in outcome.sites),
-        new,
-    )
-
-
-def _from_entry(path: str, entry: Entry, data: bytes, mode: Mode) -> tuple[Outcome, bytes | None]:
-    """The outcome a cache entry records for ``data`` read from ``path``."""
-    sites = tuple(
-        Site(path, line, column, kind, reason, group)  # type: ignore[arg-type]
-        for line, column, kind, reason, group in entry.sites
-    )
-    outcome = Outcome(path, entry.changed, sites, digest=content_digest(data), entry=entry)
-    if entry.new is not None and mode == "diff":
-        text, encoding = decode(data)
-        outcome = outcome._replace(diff=unified_diff(path, text, entry.new.decode(encoding)))
-    return outcome, entry.new
-
-
-def read_file(path: str) -> tuple[bytes, os.stat_result]:
-    """The bytes of ``path`` and its status when read."""
-    with open(path, "rb") as handle:
-        return handle.read(), os.fstat(handle.fileno())
-
-
-@contextmanager
-def _collected_after() -> Iterator[None]:
-    """No cyclic garbage collection while one file is rewritten, one right after.
-
-    Parsing and scope analysis allocate a few hundred thousand objects, all alive until the
-    file is done: with the default threshold the collector ran thousands of times over them
-    (a sixth of the run) and found nothing. The garbage cycles (libcst's scope graphs) are
-    all there once the file is done; a collection of the young generation then frees them.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-            gc.collect(0)
-
-
-def _write(path: str, outcome: Outcome, new: bytes | None, stat: os.stat_result) -> Outcome:
-    if new is None:
-        return outcome
-    try:
-        write_atomically(path, new, stat)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        return outcome._replace(
-            changed=False,
-            sites=(
-                *outcome.sites,
-                *_error(path, f"cannot be written ({reason}); left unchanged").sites,
-            ),
-            entry=None,
-        )
-    return outcome
-
-
-def process_file(path: str, settings: Settings, mode: Mode) -> Outcome:
-    """Read, rewrite and (in write mode) replace one file."""
-    try:
-        data, stat = read_file(path)
-    except OSError as error:
-        return _error(path, f"cannot be read ({error.strerror or error}); skipped")
-    with _collected_after():
-        outcome, new = process_text(data, path, settings, mode)
-    return _write(path, outcome, new, stat) if mode == "write" else outcome
-
-
-def _scan(path: str) -> tuple[str, int | None, str | None]:
-    """(path, size if it mentions the old name else None, read error); no decoding, no parsing."""
-    try:
-        data = _read_bytes(path)
-    except OSError as error:
-        return path, None, f"cannot be read ({error.strerror or error}); skipped"
-    return path, (len(data) if _NEEDLE in data else None), None
-
-
-def _read_bytes(path: str) -> bytes:
-    """The file's bytes, by plain system calls: a third less time than ``open().read()``,
-    which counts when every file of a tree is read."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
-
-
-# -- the run ---------------------------------------------------------------------------------
-@contextmanager
-def _frozen_imports() -> Iterator[None]:
-    """For the run, the objects alive now (the imported modules, libcst's among them) are
-    frozen: no collection examines them again, and forked workers share their memory pages
-    instead of copying them when a collection would write to them."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-class _Progress:
-    def __init__(self, bar: Any) -> None:
-        self.bar = bar
-
-    def step(self) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
-
-
-def _read(path: str) -> tuple[bytes, os.stat_result | None]:
-    """The file's bytes, and its status if it mentions the old name; plain system calls,
-    a third less time than ``open().read()``, which counts when every file is read."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        data = b"".join(chunks)
-        return data, (os.fstat(fd) if _NEEDLE in data else None)
-    finally:
-        os.close(fd)
-
-
-def _context(path: str, settings: Settings) -> str:
-    """What the run knows about ``path`` from the other files, for the cache key."""
-    return "imported-from" if imported_here(os.path.abspath(path), settings.imported_from) else ""
-
-
-def run(
-    files: Sequence[str],
-    *,
-    settings: Settings,
-    mode: Mode,
-    jobs: int,
-    progress: bool,
-    cache: Cache | None = None,
-) -> list[Outcome]:
-    """Scan every file, rewrite those that mention the old name; outcomes in input order.
-
-    The scan (read, search the bytes) is cheap and done here; then the files that mention
-    the name are scanned for the modules they import it from (``codemods/reexports.py``),
-    looked up in ``cache``, and the misses go to worker processes, largest first, so the
-    longest one does not start last.
-    """
-    outcomes: dict[str, Outcome | Future[Outcome]] = {}
-    workers = jobs or os.cpu_count() or 1
-    bar = (
-        click.progressbar(length=len(files), label="qnn-migrate rewrite", file=sys.stderr)
-        if progress
-        else None
-    )
-    tick = _Progress(bar)
-    mentioning: dict[str, tuple[bytes, os.stat_result]] = {}
-    pool: ProcessPoolExecutor | None = None
-    try:
-        for path in files:
-            try:
-                data, stat = _read(path)
-            except OSError as error:
-                outcomes[path] = _error(
-                    path, f"cannot be read ({error.strerror or error}); skipped"
-                )
-                tick.step()
-                continue
-            if stat is None:
-                outcomes[path] = Outcome(path)
-                tick.step()
-            else:
-                mentioning[path] = (data, stat)
-        scanned = reexport_scan({os.path.abspath(p): data for p, (data, _) in mentioning.items()})
-        settings = settings._replace(imported_from=scanned)
-        sizes: dict[str, int] = {}
-        for path, (data, stat) in mentioning.items():
-            key = None if cache is None else cache.key(data, path, _context(path, settings))
-            entry = None if cache is None or key is None else cache.get(key)
-            if entry is None:
-                sizes[path] = len(data)
-                continue
-            outcome, new = _from_entry(path, entry, data, mode)
-            outcomes[path] = _write(path, outcome, new, stat) if mode == "write" else outcome
-            tick.step()
-        mentioning.clear()  # the misses are read again by the workers
-        matches = sorted(sizes, key=lambda p: -sizes[p])
-        if matches:
-            import qnn_migrate.codemods.engine  # noqa: F401 - imported once here, inherited by workers
-        with _frozen_imports():
-            if workers > 1 and len(matches) > 1:
-                from concurrent.futures import ProcessPoolExecutor
-
-                pool = ProcessPoolExecutor(max_workers=min(workers, len(matches)))
-                for path in matches:
-                    outcomes[path] = pool.submit(process_file, path, settings, mode)
-            else:
-                for path in matches:
-                    outcomes[path] = process_file(path, settings, mode)
-                    tick.step()
-            result = []
-            for path in files:
-                item = outcomes[path]
-                if not isinstance(item, Outcome):
-                    item = item.result()
-                    tick.step()
-                if cache is not None and path in sizes and item.entry is not None:
-                    context = _context(path, settings)
-                    cache.put(cache.key_of_digest(item.digest, path, context), item.entry)
-                result.append(item)
-        return result
-    finally:
-        if bar is not None:
-            bar.render_finish()
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-
-
-def _stdin(settings: Settings, mode: Mode) -> tuple[Outcome, bytes, bytes | None]:
-    """``-``: the outcome for standard input, its bytes and the rewritten bytes."""
-    data = sys.stdin.buffer.read()
-    with _collected_after():
-        outcome, new = process_text(data, "-", settings, "diff" if mode == "diff" else "check")
-    return outcome, data, new
 
 
 @click.command(
@@ -546,7 +164,9 @@ def _stdin(settings: Settings, mode: Mode) -> tuple[Outcome, bytes, bytes | None
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal and the tree is large).",
+    help="Progress on stderr: a bar over the files, and what the rewrite of a long file "
+    "(250 kB or more) is doing (default: the bar when stderr is a terminal and the tree is "
+    "large; the long files when stderr is a terminal and the output is text).",
 )
 def rewrite(
     paths: tuple[str, ...],
@@ -597,15 +217,30 @@ def rewrite(
         found_config = configuration.find(configuration.start_directory(paths), target_names())
     except configuration.ConfigError as error:
         raise ConfigurationError(str(error)) from None
-    settings = Settings(
-        target=target or found_config.target or default_target(),
-        line_length=found_config.line_length,
-        flow=flow,
+    options = runner.RunOptions(
+        rule=RuleOptions(
+            target=target or found_config.target or default_target(),
+            line_length=found_config.line_length,
+            flow=flow,
+        ),
+        mode=mode,
+        jobs=jobs if jobs is not None else found_config.jobs or 0,
+        cache_dir=(cache_dir or default_directory()) if use_cache else None,
+        # What the rewrite of a long file is doing: for people (a terminal, text output),
+        # unless asked for (--progress) or against (--no-progress, -q).
+        file_progress=tell
+        if (
+            progress
+            if progress is not None
+            else sys.stderr.isatty() and fmt == "text" and verbose - quiet >= 0
+        )
+        else None,
     )
-    report = RunReport(mode=mode, target=settings.target)
+    report = RunReport(mode=mode, target=options.rule.target)
     if paths == ("-",):
-        outcome, data, new = _stdin(settings, mode)
-        _add(report, outcome)
+        data = sys.stdin.buffer.read()
+        outcome, new = runner.process_stdin(data, options)
+        runner.add_to(report, outcome)
         if mode == "write" and fmt == "text":
             sys.stdout.buffer.write(data if new is None else new)
         elif mode == "diff":
@@ -621,34 +256,16 @@ def rewrite(
         )
         found = discover(paths, selection)
         report.links = found.links
-        for path, message in found.errors:
-            report.sites.append(Site(path, 1, 1, "error", message))
+        runner.path_errors(report, found.errors)
         show = (
             progress
             if progress is not None
             else (sys.stderr.isatty() and len(found.files) >= PROGRESS_MIN_FILES)
         )
-        store = (
-            Cache(
-                cache_dir or default_directory(),
-                target=settings.target,
-                line_length=settings.line_length,
-                flow=settings.flow,
-            )
-            if use_cache
-            else None
-        )
-        workers = jobs if jobs is not None else found_config.jobs or 0
-        outcomes = run(
-            found.files,
-            settings=settings,
-            mode=mode,
-            jobs=workers,
-            progress=show,
-            cache=store,
-        )
+        with _progress_bar(len(found.files) if show else 0) as tick:
+            outcomes = runner.run(found.files, dataclasses.replace(options, progress=tick))
         for outcome in outcomes:
-            _add(report, outcome)
+            runner.add_to(report, outcome)
             if outcome.diff:
                 click.echo(outcome.diff, nl=False)
     _print(report, fmt, verbose - quiet)
@@ -660,15 +277,25 @@ def rewrite(
     sys.exit(EXIT_OK)
 
 
+@contextmanager
+def _progress_bar(length: int) -> Iterator[Callable[[], None] | None]:
+    """A bar on stderr over ``length`` files, and the callable that advances it (None, and no
+    bar, when ``length`` is 0)."""
+    if not length:
+        yield None
+        return
+    with click.progressbar(length=length, label="qnn-migrate rewrite", file=sys.stderr) as bar:
+        yield lambda: bar.update(1)
+
+
+def tell(path: str, what: str) -> None:
+    """What the rewrite of a long file is doing, a line on stderr (module level: the worker
+    processes are sent it)."""
+    click.echo(f"qnn-migrate rewrite: {path}: {what}", err=True)
+
+
 def _first(*values: bool | None) -> bool:
     return next(v for v in values if v is not None)
-
-
-def _add(report: RunReport, outcome: Outcome) -> None:
-    report.scanned += 1
-    if outcome.changed:
-        report.changed.append(outcome.path)
-    report.sites += outcome.sites
 
 
 def _print(report: RunReport, fmt: str, verbosity: int) -> None:

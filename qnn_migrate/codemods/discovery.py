@@ -28,6 +28,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.findings import Reason
+
 if TYPE_CHECKING:
     import pathspec  # imported when an ignore file is read: a tree without one never pays
 
@@ -52,7 +55,7 @@ DEFAULT_EXCLUDES = (
     ".ruff_cache",
     "site-packages",
 )
-LOOP = "is a symbolic link loop (it resolves to itself); skipped"
+LOOP = findings.LINK_LOOP
 
 
 class Selection(NamedTuple):
@@ -70,7 +73,7 @@ class Found:
 
     def __init__(self) -> None:
         self.files: list[str] = []
-        self.errors: list[tuple[str, str]] = []  # (path, message)
+        self.errors: list[tuple[str, Reason]] = []  # (path, reason)
         self.links: list[str] = []  # symbolic links not followed
 
 
@@ -146,14 +149,14 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 _ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec starts a line that has no leading or middle "/"
 
 
-def _read_ignore(path: str, base: str, errors: list[tuple[str, str]]) -> _Ignore | None:
+def _read_ignore(path: str, base: str, errors: list[tuple[str, Reason]]) -> _Ignore | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             lines = handle.read().splitlines()
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # NotADirectoryError: `.git` is a file in a git worktree or submodule
     except OSError as error:
-        errors.append((path, f"cannot be read ({error.strerror or error}); its rules not applied"))
+        errors.append((path, findings.IGNORE_FILE_UNREADABLE.format(error=error.strerror or error)))
         return None
     import pathspec
 
@@ -182,7 +185,7 @@ def _chain(root: str, directory: str) -> list[str]:
 
 
 def _ignore_files(
-    root: str, folders: Sequence[str], errors: list[tuple[str, str]]
+    root: str, folders: Sequence[str], errors: list[tuple[str, Reason]]
 ) -> list[_Ignore]:
     """``.git/info/exclude`` of the work tree at ``root``, then the ``.gitignore`` of each
     of ``folders``: shallowest (weakest) first."""
@@ -192,7 +195,7 @@ def _ignore_files(
     return [i for i in found if i is not None]
 
 
-def _above(directory: str, errors: list[tuple[str, str]]) -> list[_Ignore]:
+def _above(directory: str, errors: list[tuple[str, Reason]]) -> list[_Ignore]:
     """The ignore files that apply inside ``directory`` from outside it, weakest first.
     Lines that ignore ``directory`` itself (or an ancestor) are dropped: it was named."""
     root = _git_root(directory)
@@ -312,12 +315,12 @@ def discover(paths: Sequence[str], selection: Selection) -> Found:
     return found
 
 
-def _unresolvable(path: str, error: OSError) -> str:
+def _unresolvable(path: str, error: OSError) -> Reason:
     if error.errno == errno.ELOOP:
         return LOOP
     if error.errno == errno.ENOENT and os.path.islink(path):
-        return "is a symbolic link to a path that does not exist; skipped"
-    return f"cannot be read ({error.strerror or error}); skipped"
+        return findings.BROKEN_LINK
+    return findings.CANNOT_READ.format(error=error.strerror or error)
 
 
 def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
@@ -334,7 +337,9 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
             with os.scandir(directory) as iterator:
                 entries = sorted(iterator, key=lambda e: e.name)
         except OSError as error:
-            errors.append((directory, f"directory cannot be read ({error.strerror or error})"))
+            errors.append(
+                (directory, findings.DIRECTORY_UNREADABLE.format(error=error.strerror or error))
+            )
             continue
         names = {e.name for e in entries}
         if relative and "pyvenv.cfg" in names:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
+from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
 from qnn_migrate.codemods.excerpt import Excerpt, cut, splice
-from qnn_migrate.codemods.findings import Unfixable
+from qnn_migrate.codemods.findings import Reason, Unfixable
 from qnn_migrate.codemods.reexports import imported_here, reexport_scan
 from qnn_migrate.codemods.rules.lower_to_qnn import (
     DEFAULT_FLOW,
@@ -49,7 +51,11 @@ GLOBAL = re.compile(r"\bglobal\b")
 
 
 class RewriteError(Exception):
-    """A file could not be processed; the message says why and what to do."""
+    """A file could not be processed, for ``reason`` (it says why and what to do)."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -91,12 +97,14 @@ def rewrite_code(
     target: str | None = None,
     filename: str = "<string>",
     excerpts: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> FileResult:
     """Rewrite ``code`` (a whole module) and return the result; raises :class:`RewriteError`.
 
     ``options``: from :func:`rule_options`; or just ``target`` (default options otherwise).
     ``excerpts``: run the rule on an excerpt of the file when that gives the same result
-    (see ``codemods/excerpt.py``); False always runs it on the whole file.
+    (see ``codemods/excerpt.py``); False always runs it on the whole file. ``progress``: told
+    what the rewrite is doing, in words (for a long file; see ``codemods/runner.py``).
     """
     if options is None:
         options = rule_options(target)
@@ -108,13 +116,15 @@ def rewrite_code(
     rule = LowerToQnn(options)
     excerpt = cut(code, name) if excerpts else None
     if excerpt is not None and not _has_global(excerpt.dropped):
-        result = _on_excerpt(rule, code, excerpt, filename)
+        result = _on_excerpt(rule, code, excerpt, filename, progress)
         if result is not None:
             return result
-    outcome = _run(rule, code, None, filename)
+    outcome = _run(rule, code, None, filename, progress)
     if outcome.module is None:
         return FileResult(code, False, 0, tuple(outcome.report.unfixable))
     new_code = outcome.module.code
+    if progress is not None:
+        progress("checking that the new code compiles")
     _check_output(code, new_code, new_code, filename)
     report = outcome.report
     return FileResult(
@@ -126,25 +136,37 @@ def rewrite_code(
     )
 
 
-def _run(rule: LowerToQnn, code: str, whole: str | None, filename: str) -> RuleResult:
+def _run(
+    rule: LowerToQnn,
+    code: str,
+    whole: str | None,
+    filename: str,
+    progress: Callable[[str], None] | None = None,
+) -> RuleResult:
     """Run the rule on ``code`` (an excerpt of ``whole``, if given)."""
+    if progress is not None:
+        progress(f"parsing {len(code) / 1e6:.1f} MB" if len(code) >= 100_000 else "parsing")
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
-        raise RewriteError(
-            f"does not parse ({error.message}); fix the syntax error, then run again"
-        ) from None
-    return rule.run(module, filename=filename, module_text=whole, source=code)
+        raise RewriteError(findings.DOES_NOT_PARSE.format(error=error.message)) from None
+    return rule.run(module, filename=filename, module_text=whole, source=code, progress=progress)
 
 
 def _has_global(text: str) -> bool:
     return "global" in text and GLOBAL.search(text) is not None  # the substring test is faster
 
 
-def _on_excerpt(rule: LowerToQnn, code: str, excerpt: Excerpt, filename: str) -> FileResult | None:
+def _on_excerpt(
+    rule: LowerToQnn,
+    code: str,
+    excerpt: Excerpt,
+    filename: str,
+    progress: Callable[[str], None] | None = None,
+) -> FileResult | None:
     """The result of running on the excerpt, or None when only the whole file will do."""
     try:
-        outcome = _run(rule, excerpt.text, code, filename)
+        outcome = _run(rule, excerpt.text, code, filename, progress)
     except RewriteError:
         # The file parses (cut() checked), so an excerpt that does not is a flaw of the cut:
         # the whole file decides, and reports its own syntax errors at their own lines.
@@ -187,7 +209,6 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
     (syntax newer than this Python) libcst parses ``new_libcst`` (the rewritten excerpt, or the
     whole file) instead.
     """
-    advice = "the file was left unchanged; please report this with the file attached"
     try:
         ast.parse(old, filename)
     except (SyntaxError, ValueError):
@@ -195,7 +216,7 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
             cst.parse_module(new_libcst)
         except cst.ParserSyntaxError as error:
             raise RewriteError(
-                f"internal error: the rewrite does not parse ({error.message}); {advice}"
+                findings.INVALID_OUTPUT.format(problem=f"does not parse ({error.message})")
             ) from None
         return
     try:
@@ -203,5 +224,5 @@ def _check_output(old: str, new: str, new_libcst: str, filename: str) -> None:
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", "?")
         raise RewriteError(
-            f"internal error: the rewrite does not compile (line {line}: {error}); {advice}"
+            findings.INVALID_OUTPUT.format(problem=f"does not compile (line {line}: {error})")
         ) from None

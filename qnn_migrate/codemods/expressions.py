@@ -146,3 +146,20 @@ def evaluated_before(parent: cst.CSTNode, child: cst.CSTNode) -> list[cst.CSTNod
             return [] if child is iterable else None
         case _:
             return None
+
+
+def attribute_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``a.b.c`` as ``[a.b.c, a.b, a]``: the node, then each attribute's object, outermost
+    first; the last is what the chain starts from (a name, or any other expression)."""
+    chain = [node]
+    while isinstance(node, cst.Attribute):
+        node = node.value
+        chain.append(node)
+    return chain
+
+
+def chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What an attribute chain starts from: ``a`` for ``a.b.c``, the node itself otherwise."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node

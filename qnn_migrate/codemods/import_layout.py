@@ -1,13 +1,15 @@
 """Lay out a ``from ... import ...`` statement after names were removed from or added to it.
 
-The statement keeps the user's names in their order (new names go after them) with their
-comments, and takes the shape a formatter would give it: one line when it was one line and
+The statement keeps the user's names in their order (new names at their sorted places when
+the user's are sorted, else after them) with their comments, and takes the shape a formatter would give it: one line when it was one line and
 still fits, otherwise one name per line with a trailing comma, ``)`` on its own line.
 """
 
 from __future__ import annotations
 
 import libcst as cst
+
+from qnn_migrate.codemods.import_placement import with_added
 
 WIDTH = 88
 
@@ -19,9 +21,11 @@ def relayout(
     added: list[cst.ImportAlias],
     width: int = WIDTH,
 ) -> cst.ImportFrom:
-    """``node`` with the aliases ``kept`` (from it) then ``added`` (new ones), within
-    ``width`` columns (what is left of the line length after the statement's indentation)."""
-    names = [*kept, *added]
+    """``node`` with the aliases ``kept`` (from it) and ``added`` (new ones), within
+    ``width`` columns (what is left of the line length after the statement's indentation).
+    New names go where an import sorter puts them when the user's are sorted, else after
+    them (:func:`~qnn_migrate.codemods.import_placement.with_added`)."""
+    names = with_added(kept, added)
     code = module.code_for_node(node)
     multiline = node.lpar is not None and ("\n" in code or "\r" in code)
     if not multiline:

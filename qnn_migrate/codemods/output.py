@@ -25,12 +25,13 @@ class Site(NamedTuple):
     column: int
     kind: Kind
     reason: str
-    group: str = ""  # sites with the same group are counted together when folded
+    code: str = ""  # the reason's stable code (QM101); sites are counted per code when folded
 
     def render(self) -> str:
-        """``path:line:col: message``."""
-        prefix = "error: " if self.kind == "error" else ""
-        return f"{self.path}:{self.line}:{self.column}: {prefix}{self.reason}"
+        """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics."""
+        prefix = {"error": "error: ", "info": "info: "}.get(self.kind, "")
+        code = f"{self.code} " if self.code else ""
+        return f"{self.path}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
 
 
 class RunReport:
@@ -91,10 +92,10 @@ def text(report: RunReport, verbosity: int) -> list[str]:
 
 
 def _folded(sites: list[Site], kind: str) -> list[str]:
-    counts = Counter(s.group or s.reason for s in sites)
+    counts = Counter(s.code or s.reason for s in sites)
     first: dict[str, str] = {}
     for s in sites:
-        key = s.group or s.reason
+        key = s.code or s.reason
         if key not in first:
             first[key] = s.reason
         elif s.reason != first[key] and not first[key].startswith("e.g. "):
@@ -102,12 +103,15 @@ def _folded(sites: list[Site], kind: str) -> list[str]:
     what = "left for you" if kind == "unfixable" else "noted"
     lines = [f"{_plural(len(sites), 'site')} {what}, by reason (-v lists each, as path:line:col):"]
     width = len(str(max(counts.values())))
-    lines += [f"  {n:>{width}} x {first[key]}" for key, n in counts.most_common()]
+    lines += [
+        f"  {n:>{width}} x {key + ' ' if key != first[key] else ''}{first[key]}"
+        for key, n in counts.most_common()
+    ]
     return lines
 
 
 def as_json(report: RunReport) -> str:
-    """One record per site (path, line, column, kind, reason, target), and the totals."""
+    """One record per site (path, line, column, kind, code, reason, target), and the totals."""
     return json.dumps(
         {
             "files_scanned": report.scanned,
@@ -119,6 +123,7 @@ def as_json(report: RunReport) -> str:
                     "line": s.line,
                     "column": s.column,
                     "kind": s.kind,
+                    "code": s.code,
                     "reason": s.reason,
                     "target": report.target,
                 }
@@ -164,10 +169,11 @@ def github(report: RunReport, base: str | None = None) -> list[str]:
                 ("file", _relative(s.path, base)),
                 ("line", str(s.line)),
                 ("col", str(s.column)),
-                ("title", title[s.kind]),
+                ("title", f"{title[s.kind]} ({s.code})" if s.code else title[s.kind]),
             )
         )
-        lines.append(f"::{level[s.kind]} {properties}::{escape_data(s.reason)}")
+        message = f"{s.code} {s.reason}" if s.code else s.reason
+        lines.append(f"::{level[s.kind]} {properties}::{escape_data(message)}")
     return lines
 
 

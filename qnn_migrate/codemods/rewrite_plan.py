@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from qnn_migrate.codemods.import_layout import relayout
+from qnn_migrate.codemods.import_placement import ImportItem
 from qnn_migrate.codemods.targets.site import StatementRewrite
-
-# (module, object, local name); object "" means ``import module [as name]``.
-ImportItem = tuple[str, str, str]
 
 
 @dataclass
@@ -31,6 +29,9 @@ class RewritePlan:
         default_factory=dict
     )
     remove_aliases: set[cst.ImportAlias] = field(default_factory=set)
+    # old imports that stay as re-exports, unused here after the rewrite: marked on their
+    # line with a noqa marker for F401, or linters would report them (and offer to remove them)
+    reexported: set[cst.ImportAlias] = field(default_factory=set)
     # whole small statements to drop (``m = importlib.import_module(...)`` no longer used)
     remove_statements: set[cst.BaseSmallStatement] = field(default_factory=set)
     # new import statements after a given statement: the last of the module's leading
@@ -58,6 +59,7 @@ class RewritePlan:
             *self.names,
             *self.statements,
             *self.remove_aliases,
+            *self.reexported,
             *self.remove_statements,
             *self.imports_after,
             *self.imports_before,
@@ -200,6 +202,10 @@ class ApplyPlan(cst.CSTTransformer):
                 updated_node.trailing_whitespace,
             )
         elif updated_node.body:
+            if self._marked(original_node.body) and not self._multiline(original_node):
+                updated_node = updated_node.with_changes(
+                    trailing_whitespace=_with_noqa(updated_node.trailing_whitespace)
+                )
             statements.append(updated_node)
         extra = self.plan.imports_after.get(original_node)
         if extra:
@@ -303,7 +309,15 @@ class ApplyPlan(cst.CSTTransformer):
     ) -> cst.ImportFrom | cst.RemovalSentinel:
         if isinstance(original_node.names, cst.ImportStar):
             return updated_node
-        kept = [a for a in original_node.names if a not in self.plan.remove_aliases]
+        marked = {}
+        if self._marked([original_node]) and self._multiline(original_node):
+            # One name per line: the marker goes on the line of the name (where linters
+            # report it), after its comma.
+            marked = {a: _noqa_after(a) for a in original_node.names if a in self.plan.reexported}
+            updated_node = updated_node.with_changes(
+                names=[marked.get(a, a) for a in original_node.names]
+            )
+        kept = [marked.get(a, a) for a in original_node.names if a not in self.plan.remove_aliases]
         merged = self.plan.imports_merged.get(original_node, set())
         if len(kept) == len(original_node.names) and not merged:
             return updated_node
@@ -317,6 +331,19 @@ class ApplyPlan(cst.CSTTransformer):
         if not kept and not added:
             return cst.RemovalSentinel.REMOVE
         return relayout(self.module, updated_node, kept, added, self.room)
+
+    def _marked(self, smalls: Sequence[cst.CSTNode]) -> bool:
+        """True if one of these import statements has a name to mark as a re-export."""
+        return any(
+            isinstance(small, cst.Import | cst.ImportFrom)
+            and not isinstance(small.names, cst.ImportStar)
+            and any(alias in self.plan.reexported for alias in small.names)
+            for small in smalls
+        )
+
+    def _multiline(self, node: cst.CSTNode) -> bool:
+        code = self.module.code_for_node(node).rstrip("\r\n")
+        return "\n" in code or "\r" in code
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if original_node.body and original_node.body[0] in self.gone:
@@ -401,3 +428,40 @@ def _with_leading(node: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cs
     if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
         return node.with_changes(leading_lines=lines)
     return node
+
+
+NOQA_F401 = "noqa: F401"
+
+
+def _noqa_comment(comment: cst.Comment | None) -> cst.Comment:
+    """``comment`` with ``F401`` among its noqa codes (a bare noqa marker covers it already)."""
+    if comment is None:
+        return cst.Comment(f"# {NOQA_F401}")
+    text = comment.value
+    if "noqa" in text and ":" not in text.split("noqa", 1)[1][:2]:
+        return comment  # a bare marker silences every code
+    if "noqa:" in text:
+        head, codes = text.split("noqa:", 1)
+        return cst.Comment(f"{head}noqa: {codes.strip()}, F401")
+    return cst.Comment(f"{text}  # {NOQA_F401}")
+
+
+def _with_noqa(trailing: cst.TrailingWhitespace) -> cst.TrailingWhitespace:
+    comment = _noqa_comment(trailing.comment)
+    space = trailing.whitespace if trailing.comment is not None else cst.SimpleWhitespace("  ")
+    return trailing.with_changes(whitespace=space, comment=comment)
+
+
+def _noqa_after(alias: cst.ImportAlias) -> cst.ImportAlias:
+    """``alias`` with the F401 marker on its line, after its comma."""
+    comma = alias.comma
+    if isinstance(comma, cst.Comma) and isinstance(
+        comma.whitespace_after, cst.ParenthesizedWhitespace
+    ):
+        after = comma.whitespace_after
+        return alias.with_changes(
+            comma=comma.with_changes(
+                whitespace_after=after.with_changes(first_line=_with_noqa(after.first_line))
+            )
+        )
+    return alias  # the last name without a comma: the rare layout a formatter never writes

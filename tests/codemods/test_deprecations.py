@@ -88,6 +88,5 @@ def test_required_parameters_come_from_the_data() -> None:
     code = f"from executorch.backends.qualcomm.utils.utils import {old}\n{old}(m, x)\n"
     result = rewrite_code(code)
     assert not result.changed
-    assert [u.reason for u in result.unfixable] == [
-        f"{old} is called with no `compiler_specs`; this call would fail as written. Fix it first"
-    ]
+    assert [u.code for u in result.unfixable] == ["QM103"]  # a call that would fail
+    assert "`compiler_specs`" in result.unfixable[0].reason  # names the missing parameter

@@ -101,7 +101,7 @@ def test_the_check_step_annotates_a_tree(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines == [
-        "::error file=src/a.py,line=5,col=12,title=qnn-migrate%3A would rewrite::"
+        "::error file=src/a.py,line=5,col=12,title=qnn-migrate%3A would rewrite (QM001)::QM001 "
         "to_edge_transform_and_lower_to_qnn -> executorch.exir.to_edge_transform_and_lower"
     ], proc.stdout
     assert (tree / "src" / "a.py").read_text() == OLD_CALL  # --check writes nothing

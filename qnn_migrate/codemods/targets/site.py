@@ -15,11 +15,16 @@ from typing import Protocol
 import libcst as cst
 
 from qnn_migrate.codemods.call_binding import BoundCall
+from qnn_migrate.codemods.findings import Reason
 from qnn_migrate.codemods.layout import ArgSpec, Expr, Printer, Seq, Source, Text
 
 
 class CannotRewrite(Exception):
-    """The target cannot write this site; the message is the user-facing reason."""
+    """The target cannot write this site, for ``reason`` (user-facing, with its code)."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text)
+        self.reason = reason
 
 
 class NameAllocator:

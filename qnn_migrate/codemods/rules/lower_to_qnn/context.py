@@ -17,27 +17,10 @@ from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.deprecations import DEFAULT_FLOW as DEFAULT_FLOW
 from qnn_migrate.codemods.deprecations import FLOWS as FLOWS
 from qnn_migrate.codemods.deprecations import Catalog, Deprecation
+from qnn_migrate.codemods.options import DEFAULT_LINE_LENGTH as DEFAULT_LINE_LENGTH
+from qnn_migrate.codemods.options import RuleOptions as RuleOptions
 from qnn_migrate.codemods.scopes import resolve_scopes
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
-# The qnn-passes target's shapes: "qnn-export" exports with ``qnn_passes.qnn_export`` (which
-# also runs QNN's export-stage passes), "canonical" with ``torch.export.export``.
-
-
-@dataclass(frozen=True)
-class RuleOptions:
-    """How the rule writes its output; the same for every file of a run.
-
-    ``imported_from``: dotted module names that some file of the run imports the old name
-    from (see :func:`qnn_migrate.codemods.engine.reexport_scan`); such a module keeps its
-    import of the name.
-    """
-
-    target: str
-    line_length: int = DEFAULT_LINE_LENGTH
-    flow: str = DEFAULT_FLOW
-    imported_from: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -69,12 +52,12 @@ class FileContext:
     def line(self, node: cst.CSTNode) -> int:
         return self.index.line(node)
 
-    def leave(self, node: cst.CSTNode, reason: str) -> None:
+    def leave(self, node: cst.CSTNode, reason: findings.Reason) -> None:
         """Report ``node`` as a site left alone, for ``reason``."""
         position = self.index.position(node)
         self.report.leave(position.line, reason, position.column)
 
-    def note(self, node: cst.CSTNode, reason: str) -> None:
+    def note(self, node: cst.CSTNode, reason: findings.Reason) -> None:
         """Report something about a rewritten site, for the user to look at."""
         position = self.index.position(node)
         self.report.note(position.line, reason, position.column)

@@ -1,32 +1,35 @@
-"""Import planning: the names new imports bind, where they go, which old imports go.
+"""Import planning: the names new imports bind, where they belong, which old imports go.
 
-New imports go where isort (or ruff's ``I`` rules) would put them: in the section of the
-module's leading imports that holds ExecuTorch's (third-party; the file's own grouping by
-blank lines decides what a section is), merged into a ``from m import ...`` of the same
-module, else at their sorted place. When the old import sat inside a function, a ``try`` or
-an ``if`` (lazy or optional imports), they go among the imports of that block instead, so the
-user's guard still guards. An old import goes when every use of it was
-a call this run rewrote, unless the module re-exports the name (see :func:`reexport_reason`).
+New imports belong with the module's leading imports, in the section that holds ExecuTorch's
+(third-party); where exactly, as isort would put them, is ``codemods/import_placement.py``.
+When the old import sat inside a function, a ``try`` or an ``if`` (lazy or optional imports),
+they go among the imports of that block instead, so the user's guard still guards. An old
+import goes when every use of it was a call this run rewrote, unless the module re-exports
+the name (see :func:`reexport_reason`).
 """
 
 from __future__ import annotations
-
-import sys
 
 import libcst as cst
 import libcst.helpers
 from libcst.metadata import Assignment, ClassScope, Scope
 
 from qnn_migrate.codemods import findings
+from qnn_migrate.codemods import import_placement as placing
+from qnn_migrate.codemods.expressions import attribute_chain, chain_root
+from qnn_migrate.codemods.import_placement import ImportItem, imports, top_imports
 from qnn_migrate.codemods.reexports import imported_here
-from qnn_migrate.codemods.rewrite_plan import ImportItem, RewritePlan
+from qnn_migrate.codemods.rewrite_plan import RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
-from qnn_migrate.codemods.rules.lower_to_qnn.mentions import binding_names, bound_name
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import binding_names
 from qnn_migrate.codemods.rules.lower_to_qnn.sites import except_fallbacks, module_object
 from qnn_migrate.codemods.targets.site import NameAllocator
 
 # Module names (file name without ``.py``) that usually re-export a package's public names.
 PUBLIC_MODULE_NAMES = frozenset({"api", "public", "exports", "export_utils"})
+# The roots of the modules the rewrite imports from; the section that holds them, or the old
+# import (ExecuTorch's), is where the new imports go.
+_THIRD_PARTY_ROOTS = ("executorch", "torch", "qnn_passes")
 
 
 class ImportNames:
@@ -84,7 +87,7 @@ class ImportNames:
         """True if ``assignment`` binds ``name`` to exactly what the new import would, or is
         a fallback for it (``name = None`` in an ``except`` clause)."""
         node = assignment.node
-        if imports(node, module, obj, name):
+        if imports(node, ImportItem(module, obj, name)):
             return True
         target = self.ctx.parent(node)
         assign = self.ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
@@ -98,7 +101,8 @@ class ImportNames:
     def already_imported(self, module: str, obj: str, name: str) -> bool:
         """True if the module level already binds ``name`` to exactly this, and only this."""
         bindings = self._bound(name, self.ctx.tree)
-        return bool(bindings) and all(imports(a.node, module, obj, name) for a in bindings)
+        item = ImportItem(module, obj, name)
+        return bool(bindings) and all(imports(a.node, item) for a in bindings)
 
     def record(self, item: ImportItem, placement: cst.SimpleStatementLine | None) -> None:
         self.imports.setdefault(item, set()).add(placement)
@@ -106,9 +110,7 @@ class ImportNames:
 
 def import_placement(ctx: FileContext, func: cst.BaseExpression) -> cst.SimpleStatementLine | None:
     """The statement after which new imports go; None for the module's leading imports."""
-    base = func
-    while isinstance(base, cst.Attribute):
-        base = base.value
+    base = chain_root(func)
     if not isinstance(base, cst.Name):
         return None
     scope = ctx.scope_metadata(base)
@@ -150,32 +152,34 @@ def plan_imports(
     top = top_imports(tree)
     by_module: dict[tuple[str, cst.SimpleStatementLine | None], set[ImportItem]] = {}
     for item, placements in sorted(names.imports.items(), key=lambda kv: kv[0]):
-        module, obj, name = item
-        if names.already_imported(module, obj, name):
+        if names.already_imported(*item):
             continue
         if None not in placements:
             # Only lazy or guarded old imports: the new ones go next to them, once per
             # block, among the imports around the last of them in that block.
-            for last in _last_per_block(ctx, placements):
-                if not _block_imports(ctx, last, module, obj, name):
-                    by_module.setdefault((module, last), set()).add(item)
+            for last in placing.last_per_block(ctx.index, placements):
+                if not placing.block_imports(ctx.index, last, item) and not placing.imported_around(
+                    ctx.index, last, item
+                ):
+                    by_module.setdefault((item.module, last), set()).add(item)
             continue
-        by_module.setdefault((module, None), set()).add(item)
+        by_module.setdefault((item.module, None), set()).add(item)
     for alias in _unused_aliases(ctx, rewritten_funcs):
         why = kept_reason(ctx, alias, exported)
         if why is not None:
             ctx.note(alias, findings.KEPT_IMPORT.format(why=why))
+            if not _explicit_reexport(alias, exported):
+                plan.reexported.add(alias)  # marked for F401: nothing here uses it any more
         else:
             plan.remove_aliases.add(alias)
-    for (module, placement), items in by_module.items():
+    for (_, placement), items in by_module.items():
         if placement is None:
             block: list[cst.BaseStatement] = list(tree.body)
             region = top
         else:
-            parent = ctx.parent(placement)
-            block = list(parent.body) if isinstance(parent, cst.IndentedBlock | cst.Module) else []
-            region = _import_run(block, placement)
-        _place(ctx, plan, module, items, block, region, placement)
+            block = placing.block_of(ctx.index, placement)
+            region = placing.import_run(block, placement)
+        _place(ctx, plan, items, block, region, placement)
     removed = {n for a in plan.remove_aliases for n in binding_names(a)}
     loaders = _unused_loaders(ctx, rewritten_funcs)
     for loader, name in loaders:
@@ -204,6 +208,16 @@ def kept_reason(ctx: FileContext, alias: cst.ImportAlias, exported: set[str]) ->
     ):
         return "it is imported `as` itself, the explicit form of a re-export"
     return reexport_reason(ctx) if ctx.deprecation.name in bound else None
+
+
+def _explicit_reexport(alias: cst.ImportAlias, exported: set[str]) -> bool:
+    """True if linters already see ``alias`` as a re-export: listed in ``__all__``, or
+    imported ``as`` itself."""
+    return bool(binding_names(alias) & exported) or (
+        alias.asname is not None
+        and isinstance(alias.asname.name, cst.Name)
+        and alias.asname.name.value == alias.evaluated_name
+    )
 
 
 def plan_unused_imports(
@@ -318,9 +332,7 @@ def _only_used_by(ctx: FileContext, loaders: set[cst.Assign]) -> set[cst.ImportA
     for loader in loaders:
         call = loader.value
         assert isinstance(call, cst.Call)
-        base = call.func
-        while isinstance(base, cst.Attribute):
-            base = base.value
+        base = chain_root(call.func)
         if not isinstance(base, cst.Name) or (scope := ctx.scope_metadata(base)) is None:
             continue
         for assignment in scope[base.value]:
@@ -333,154 +345,22 @@ def _only_used_by(ctx: FileContext, loaders: set[cst.Assign]) -> set[cst.ImportA
     return found
 
 
-def _import_run(
-    block: list[cst.BaseStatement], placement: cst.SimpleStatementLine
-) -> list[cst.SimpleStatementLine]:
-    """The run of import statements in ``block`` that holds ``placement``."""
-    at = next(i for i, s in enumerate(block) if s is placement)
-    start, end = at, at + 1
-    while start > 0 and _is_import(block[start - 1]):
-        start -= 1
-    while end < len(block) and _is_import(block[end]):
-        end += 1
-    return [s for s in block[start:end] if isinstance(s, cst.SimpleStatementLine)]
-
-
-def _is_import(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body
-    )
-
-
-def _groups(region: list[cst.SimpleStatementLine]) -> list[list[cst.SimpleStatementLine]]:
-    """The region split where a blank line or a comment line starts a new group, as isort
-    and ruff see the sections of a file."""
-    groups: list[list[cst.SimpleStatementLine]] = []
-    for statement in region:
-        if not groups or statement.leading_lines:
-            groups.append([])
-        groups[-1].append(statement)
-    return groups
-
-
-def _modules(statement: cst.SimpleStatementLine) -> list[str]:
-    """The absolute modules a statement imports from ("." for a relative import)."""
-    found = []
-    for small in statement.body:
-        if isinstance(small, cst.ImportFrom):
-            if small.relative or small.module is None:
-                found.append(".")
-            else:
-                found.append(cst.helpers.get_full_name_for_node(small.module) or ".")
-        elif isinstance(small, cst.Import):
-            found += [alias.evaluated_name for alias in small.names]
-    return found
-
-
-# The roots of the modules the rewrite imports from; the section that holds them, or the old
-# import (ExecuTorch's), is where the new imports go.
-_THIRD_PARTY_ROOTS = ("executorch", "torch", "qnn_passes")
-
-
-def _section(
-    groups: list[list[cst.SimpleStatementLine]], placement: cst.SimpleStatementLine | None
-) -> tuple[list[cst.SimpleStatementLine] | None, cst.SimpleStatementLine | None]:
-    """The group the new imports join, or (None, statement) to start a new group after
-    ``statement`` (None, None: at the start)."""
-    if placement is not None:
-        return next(g for g in groups if any(s is placement for s in g)), None
-    for root in _THIRD_PARTY_ROOTS:
-        for group in groups:
-            if any(m.split(".")[0] == root for s in group for m in _modules(s)):
-                return group, None
-    # No third-party section: after the standard library's, as isort would open one.
-    stdlib = [
-        g
-        for g in groups
-        if all(
-            m.split(".")[0] in sys.stdlib_module_names or m == "__future__"
-            for s in g
-            for m in _modules(s)
-        )
-    ]
-    if stdlib:
-        return None, stdlib[-1][-1]
-    return (groups[-1], None) if groups else (None, None)
-
-
-def _sort_key(straight: bool, module: str) -> tuple[int, str]:
-    """isort's (and ruff's) order in a section: ``import x`` first, then ``from x import``,
-    each by module name, case-insensitively."""
-    return (0 if straight else 1, module.lower())
-
-
-def _statement_key(statement: cst.SimpleStatementLine) -> tuple[int, str]:
-    first = statement.body[0]
-    modules = _modules(statement)
-    return _sort_key(isinstance(first, cst.Import), modules[0] if modules else "")
-
-
 def _place(
     ctx: FileContext,
     plan: RewritePlan,
-    module: str,
     items: set[ImportItem],
     block: list[cst.BaseStatement],
     region: list[cst.SimpleStatementLine],
     placement: cst.SimpleStatementLine | None,
 ) -> None:
-    """Plan the new imports from ``module``: merged into an import of the same module in the
-    section, else at their sorted place in it."""
+    """Plan the new imports from one module: before an old import that stays in a ``try``
+    (see :data:`findings.IMPORTS_BEFORE_OLD`), else where an import sorter would put them."""
     if placement is not None and _old_import_stays_in_try(ctx, plan, placement):
         if placement not in plan.imports_before:
             ctx.note(placement, findings.IMPORTS_BEFORE_OLD)
         plan.imports_before.setdefault(placement, set()).update(items)
         return
-    straight = {item for item in items if not item[1]}
-    from_items = items - straight
-    groups = _groups(region)
-    group, after = _section(groups, placement)
-    if group is None and after is None and not region:
-        anchor = _docstring(ctx.tree) if placement is None else placement
-        if anchor is None:
-            plan.imports_first |= items
-        else:
-            plan.imports_after.setdefault(anchor, set()).update(items)
-        return
-    if group is None:
-        assert after is not None
-        plan.imports_after.setdefault(after, set()).update(items)
-        plan.imports_new_group.add(after)
-        _carry_noqa(plan, after)
-        return
-    if from_items:
-        merge = next(
-            (
-                node
-                for statement in group
-                for node in statement.body
-                if isinstance(node, cst.ImportFrom)
-                and not node.relative
-                and not isinstance(node.names, cst.ImportStar)
-                and node.module is not None
-                and cst.helpers.get_full_name_for_node(node.module) == module
-            ),
-            None,
-        )
-        if merge is not None:
-            plan.imports_merged.setdefault(merge, set()).update(from_items)
-            from_items = set()
-    for kind, chosen in ((True, straight), (False, from_items)):
-        if not chosen:
-            continue
-        key = _sort_key(kind, module)
-        later = next((s for s in group if _statement_key(s) > key), None)
-        if later is not None:
-            plan.imports_before.setdefault(later, set()).update(chosen)
-            _carry_noqa(plan, later)
-        else:
-            plan.imports_after.setdefault(group[-1], set()).update(chosen)
-            _carry_noqa(plan, group[-1])
+    placing.place(plan, ctx.tree, items, block, region, placement, _THIRD_PARTY_ROOTS)
 
 
 def _old_import_stays_in_try(
@@ -525,7 +405,7 @@ def plan_availability(
             new is not None
             and placement is not None
             and ctx.inside(placement, cst.Try)
-            and placement in names.imports.get((*key, new), set())
+            and placement in names.imports.get(ImportItem(*key, new), set())
         )
         if not fallbacks or not same_try:
             ctx.leave(check, findings.AVAILABILITY_CHECK)
@@ -536,77 +416,6 @@ def plan_availability(
             plan.names[fallback] = cst.Name(new)
         rewritten_funcs.append(check)
         ctx.note(check, findings.AVAILABILITY_REWRITTEN.format(new=f"`{new}`"))
-
-
-def _carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
-    """New imports next to an import marked ``# noqa: E402`` (imports after module code,
-    a ``sys.path`` tweak say) carry the same marker, or ruff would flag them."""
-    comments = [neighbour.trailing_whitespace.comment]
-    for small in neighbour.body:
-        if isinstance(small, cst.ImportFrom) and small.lpar is not None:
-            after = small.lpar.whitespace_after
-            if isinstance(after, cst.ParenthesizedWhitespace):
-                comments.append(after.first_line.comment)  # on the line of the opening parenthesis
-    if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
-        plan.import_comments[neighbour] = "# noqa: E402"
-
-
-def _last_per_block(
-    ctx: FileContext, placements: set[cst.SimpleStatementLine | None]
-) -> list[cst.SimpleStatementLine]:
-    """Of several old-import statements, the last one in each block."""
-    last: dict[cst.CSTNode | None, tuple[int, cst.SimpleStatementLine]] = {}
-    for placement in placements:
-        if placement is None:
-            continue
-        block = ctx.parent(placement)
-        body = list(block.body) if isinstance(block, cst.IndentedBlock | cst.Module) else []
-        index = next((i for i, s in enumerate(body) if s is placement), 0)
-        if block not in last or index > last[block][0]:
-            last[block] = (index, placement)
-    return [placement for _, placement in last.values()]
-
-
-def top_imports(tree: cst.Module) -> list[cst.SimpleStatementLine]:
-    """The module's leading import statements (after its docstring)."""
-    found = []
-    for i, statement in enumerate(tree.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            break
-        if i == 0 and _is_docstring(statement):
-            continue
-        if not all(isinstance(s, cst.Import | cst.ImportFrom) for s in statement.body):
-            break
-        found.append(statement)
-    return found
-
-
-def _docstring(tree: cst.Module) -> cst.SimpleStatementLine | None:
-    first = tree.body[0] if tree.body else None
-    if isinstance(first, cst.SimpleStatementLine) and _is_docstring(first):
-        return first
-    return None
-
-
-def _is_docstring(statement: cst.SimpleStatementLine) -> bool:
-    return (
-        len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
-
-
-def _block_imports(
-    ctx: FileContext, placement: cst.SimpleStatementLine, module: str, obj: str, name: str
-) -> bool:
-    """True if the block holding ``placement`` already has this exact import."""
-    block = ctx.parent(placement)
-    body = block.body if isinstance(block, cst.IndentedBlock | cst.Module) else ()
-    return any(
-        isinstance(statement, cst.SimpleStatementLine)
-        and any(imports(small, module, obj, name) for small in statement.body)
-        for statement in body
-    )
 
 
 def reexport_reason(ctx: FileContext) -> str | None:
@@ -637,18 +446,12 @@ def _unused_aliases(
     ctx: FileContext, rewritten_funcs: list[cst.BaseExpression]
 ) -> set[cst.ImportAlias]:
     """Import aliases whose every use was a call this run rewrote."""
-    rewritten: set[cst.CSTNode] = set()
-    for func in rewritten_funcs:
-        walk: cst.CSTNode = func
-        while isinstance(walk, cst.Attribute):
-            rewritten.add(walk)
-            walk = walk.value
-        rewritten.add(walk)
+    rewritten: set[cst.CSTNode] = {
+        node for func in rewritten_funcs for node in attribute_chain(func)
+    }
     unused: set[cst.ImportAlias] = set()
     for func in rewritten_funcs:
-        base = func
-        while isinstance(base, cst.Attribute):
-            base = base.value
+        base = chain_root(func)
         if not isinstance(base, cst.Name):
             continue
         scope = ctx.scope_metadata(base)
@@ -676,20 +479,3 @@ def _unused_aliases(
                 if references and all(r in rewritten for r in references):
                     unused.add(alias)
     return unused
-
-
-def imports(node: cst.CSTNode, module: str, obj: str, name: str) -> bool:
-    """True if ``node`` is an import statement binding ``name`` to ``module``(.``obj``)."""
-    if obj and isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-        if node.relative or node.module is None:
-            return False
-        if cst.helpers.get_full_name_for_node(node.module) != module:
-            return False
-        return any(a.evaluated_name == obj and bound_name(a) == name for a in node.names)
-    if not obj and isinstance(node, cst.Import):
-        return any(
-            bound_name(a) == name
-            and (a.evaluated_name == module or (a.asname is None and name == module))
-            for a in node.names
-        )
-    return False

@@ -12,6 +12,7 @@ from typing import cast
 
 import libcst as cst
 
+from qnn_migrate.codemods.import_placement import bound_name
 from qnn_migrate.codemods.tree_index import TreeIndex
 
 
@@ -136,13 +137,6 @@ def names_used(index: TreeIndex, scope: cst.CSTNode) -> set[str]:
             continue
         i += 1
     return names
-
-
-def bound_name(alias: cst.ImportAlias) -> str:
-    """The local name an import alias binds (``import a.b`` binds ``a``)."""
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value
-    return alias.evaluated_name.split(".")[0]
 
 
 def binding_names(alias: cst.ImportAlias) -> set[str]:

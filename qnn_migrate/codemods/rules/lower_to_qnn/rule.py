@@ -86,6 +86,7 @@ class LowerToQnn:
         filename: str | None = None,
         module_text: str | None = None,
         source: str | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> RuleResult:
         """Rewrite ``tree``; ``tree`` itself is never changed (a new tree is built).
 
@@ -93,8 +94,10 @@ class LowerToQnn:
         import). ``module_text``: the whole file, when ``tree`` is an excerpt of it (see
         ``codemods/excerpt.py``); names the rewrite introduces at module or class level avoid
         every identifier-like word in it. ``source``: the exact text ``tree`` was parsed
-        from, if the caller has it (saves printing the tree again).
+        from, if the caller has it (saves printing the tree again). ``progress``: told what
+        the rule is doing, in words, for a long file.
         """
+        tell = progress or _silent
         ctx = FileContext(
             tree,
             catalog(),
@@ -111,13 +114,14 @@ class LowerToQnn:
         for string in found.strings:
             sites.report_string(ctx, string)
 
+        tell(f"resolving {len(found.mentions)} mentions of the name")
         calls = [c for c in (sites.classify(ctx, m) for m in found.mentions) if c is not None]
         calls = sites.drop_nested(ctx, calls)
         per_statement: dict[cst.CSTNode, int] = {}
         wheres: dict[cst.Call, sites.Where] = {}
         for call, _ in calls:
             where = sites.where(ctx, call)
-            if isinstance(where, str):
+            if isinstance(where, findings.Reason):
                 ctx.leave(call, where)
                 continue
             wheres[call] = where
@@ -125,14 +129,17 @@ class LowerToQnn:
         scopes = {scope for call in wheres for scope in sites.scopes_around(ctx, call)}
         writer = SiteWriter(ctx, self.target, scopes)
         plan = RewritePlan()
-        for call, bound in calls:
+        step = max(len(calls) // 10, 1)
+        for done, (call, bound) in enumerate(calls):
+            if done % step == 0:
+                tell(f"rewriting call {done + 1} of {len(calls)}")
             if call not in wheres:
                 continue
             where = wheres[call]
             if per_statement[where.small] > 1 and where.statement_form:
                 # Two calls in one statement: each stays an expression, in its place.
                 scope = sites.walrus_scope(ctx, call)
-                if isinstance(scope, str):
+                if isinstance(scope, findings.Reason):
                     ctx.leave(call, scope)
                     continue
                 where = sites.Where(
@@ -160,6 +167,7 @@ class LowerToQnn:
             frozenset(writer.imports.bases),
             frozenset(writer.knowledge.followed),
         )
+        tell("writing the new code")
         paths: set[cst.CSTNode] = set()
         for target in plan.targets():
             walk: cst.CSTNode | None = ctx.parent(target)
@@ -178,3 +186,7 @@ def check_targets() -> None:
             f"deprecations.toml names targets {sorted(named)}; the rule implements "
             f"{sorted(_IMPLEMENTATIONS)}"
         )
+
+
+def _silent(_: str) -> None:
+    """No progress to tell."""

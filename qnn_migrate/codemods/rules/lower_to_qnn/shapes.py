@@ -14,9 +14,10 @@ import libcst as cst
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.call_binding import BoundCall
+from qnn_migrate.codemods.import_placement import ImportItem
 from qnn_migrate.codemods.knowledge import Knowledge
 from qnn_migrate.codemods.layout import Printer, Source
-from qnn_migrate.codemods.rewrite_plan import ImportItem, RewritePlan
+from qnn_migrate.codemods.rewrite_plan import RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 from qnn_migrate.codemods.rules.lower_to_qnn.imports import ImportNames, import_placement
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import names_used
@@ -85,7 +86,7 @@ class SiteWriter:
 
         def import_name(module: str, obj: str) -> str:
             name = self.imports.name(module, obj)
-            pending.add((module, obj, name))
+            pending.add(ImportItem(module, obj, name))
             return name
 
         sources = {}
@@ -114,8 +115,8 @@ class SiteWriter:
                 rewrite = self.target.statement(site)
             else:
                 expression = self.target.expression(site)
-        except CannotRewrite as reason:
-            ctx.leave(call, str(reason))
+        except CannotRewrite as cannot:
+            ctx.leave(call, cannot.reason)
             return
 
         if isinstance(where.scope, cst.ClassDef):

@@ -14,7 +14,7 @@ from libcst.metadata import Assignment, QualifiedName, QualifiedNameSource
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
-from qnn_migrate.codemods.expressions import evaluated_before, is_side_effect_free
+from qnn_migrate.codemods.expressions import chain_root, evaluated_before, is_side_effect_free
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -240,9 +240,7 @@ def _short(code: str) -> str:
 
 def _other_binding(ctx: FileContext, node: cst.Name | cst.Attribute) -> str | None:
     """Describe a binding of the name that is neither the import nor an except fallback."""
-    base = node
-    while isinstance(base, cst.Attribute):
-        base = base.value  # type: ignore[assignment]
+    base = chain_root(node)
     if not isinstance(base, cst.Name):
         return "another value"
     scope = ctx.scope_metadata(base)
@@ -276,7 +274,7 @@ def drop_nested(
 
 
 # -- where a call sits ------------------------------------------------------------------------
-def where(ctx: FileContext, call: cst.Call) -> Where | str:
+def where(ctx: FileContext, call: cst.Call) -> Where | findings.Reason:
     """Where ``call`` sits, or the reason (a user-facing message) it cannot be rewritten."""
     node: cst.CSTNode = call
     context = ""  # why the call must stay an expression, for messages
@@ -312,7 +310,7 @@ def where(ctx: FileContext, call: cst.Call) -> Where | str:
         scope = _block_scope(ctx, statement)
         return Where(statement, small, scope, True, _direct(small, call), "")
     scope_or_reason = walrus_scope(ctx, call)
-    if isinstance(scope_or_reason, str):
+    if isinstance(scope_or_reason, findings.Reason):
         return scope_or_reason
     return Where(statement, small, scope_or_reason, False, False, context or "a larger expression")
 
@@ -338,7 +336,7 @@ def _block_scope(ctx: FileContext, statement: cst.CSTNode) -> cst.CSTNode:
     return ctx.tree
 
 
-def walrus_scope(ctx: FileContext, call: cst.Call) -> cst.CSTNode | str:
+def walrus_scope(ctx: FileContext, call: cst.Call) -> cst.CSTNode | findings.Reason:
     """The scope a ``:=`` at the call binds in, or why Python forbids one there."""
     node: cst.CSTNode = call
     in_comprehension = False

@@ -20,7 +20,7 @@ def test_the_rule_returns_its_result_instead_of_exposing_state() -> None:
     assert isinstance(result, RuleResult) and result.module is not None
     assert result.report.rewritten == 1 and result.report.rewritten_at == [(4, 11)]
     assert [(u.line, u.column, u.kind, u.code) for u in result.report.unfixable] == [
-        (5, 12, "unfixable", "star-args")
+        (5, 12, "unfixable", "QM101")
     ]
     footprint = result.footprint
     assert footprint.class_level_sites
