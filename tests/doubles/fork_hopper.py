@@ -33,6 +33,11 @@ def main() -> None:
         os.set_inheritable(fd, True)
     started = False
     while time.time() < deadline:
+        # Each generation that exits is a zombie until its (sub)reaper waits for it; hopping
+        # flat out (thousands a second) would use up the machine's process ids (32,768 here)
+        # for every test beside it before the reaper gets to it. A thousand a second still
+        # outruns a scan of /proc.
+        time.sleep(0.001)
         if os.fork() > 0:
             os._exit(0)
         # Each generation leaves the session and the process group of the one before.
