@@ -55,6 +55,12 @@ ORDER = (
     "the arguments {names} have side effects and the rewritten expression would evaluate them "
     "in a different order; assign them to names before this statement, then run again"
 )
+ORDER_LOOP_VARIABLE = (
+    "the arguments {names} have side effects and the rewritten expression would evaluate them "
+    "in a different order; they read {variables}, which {where} binds, so they cannot be "
+    "assigned to names before this statement. Turn {where} into a statement of its own (a "
+    f"`for` loop or a `def`) that calls {OLD}, then run again"
+)
 EXECUTORCH_EXPRESSION = (
     f"--target executorch needs the {OLD} call in a statement of its own (it becomes several "
     "statements); here it is in {where}. Assign the result to a name in its own "
