@@ -363,6 +363,10 @@ def check(script: Script, target: str, flow: str | None = None) -> tuple[int, in
     for site in cases:
         where = f"site {site.index} ({target}{'/' + flow if flow else ''}):\n{source}\n--- rewritten:\n{result.code}"
         compare(run(old_code, site.index), run(new_code, site.index), target, where)
+    # New lines fit the line length (88: nothing configures another); the user's own stay.
+    written = set(source.splitlines())
+    wide = [line for line in result.code.splitlines() if len(line) > 88 and line not in written]
+    assert not wide, f"{target}: new lines over 88 columns: {wide}"
     # Every call is either rewritten or reported: none is skipped in silence.
     left = [u for u in result.unfixable if u.kind == "unfixable"]
     assert result.sites_rewritten + len(left) == len(cases), result.unfixable

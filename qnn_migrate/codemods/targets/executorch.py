@@ -271,10 +271,14 @@ class _Writer:
                     f"{name} = ",
                     Conditional(
                         Text(f'{value}["forward"]'),
-                        Text(
-                            f'{value}.keys() == {{"forward"}}'
-                            if self.is_dict(param)
-                            else f'isinstance({value}, dict) and {value}.keys() == {{"forward"}}'
+                        Text(f'{value}.keys() == {{"forward"}}')
+                        if self.is_dict(param)
+                        else Join(
+                            " and ",
+                            (
+                                Text(f"isinstance({value}, dict)"),
+                                Text(f'{value}.keys() == {{"forward"}}'),
+                            ),
                         ),
                         Text(value),
                     ),
