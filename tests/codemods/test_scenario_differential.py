@@ -104,7 +104,6 @@ class Site:
     params: dict[str, str] = field(default_factory=dict)  # parameter -> run-time value
     call_args: list[str] = field(default_factory=list)
     position: str = "assign"
-    loop_module: bool = False
 
     def source(self) -> str:
         call = f"to_edge_transform_and_lower_to_qnn({', '.join(self.call_args)})"
