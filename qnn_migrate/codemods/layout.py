@@ -251,13 +251,21 @@ class Printer:
         if isinstance(expr, Seq):
             out = ""
             for i, part in enumerate(expr.parts):
-                last = i == len(expr.parts) - 1
+                # What follows this part on its last line: the later parts while they are
+                # one-line text (the `)` of `(name := call(...))`), then ``reserve``.
+                after = reserve
+                for later in expr.parts[i + 1 :]:
+                    text = self.flat(later) if isinstance(later, Text) else None
+                    if text is None:
+                        after = 0
+                        break
+                    after += len(text)
                 # Lines after the first carry their own indentation, relative to ``base``.
                 if self.newline in out:
                     at = base + len(out) - out.rfind(self.newline) - len(self.newline)
                 else:
                     at = column + len(out)
-                out += self.render(part, indent, at, base, reserve if last else 0)
+                out += self.render(part, indent, at, base, after)
             return out
         if isinstance(expr, Join):
             lines = [self.render(expr.parts[0], indent, column, base)]

@@ -43,7 +43,7 @@ from doubles.lowering_doubles import (
     describe,
     specs_double,
 )
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
@@ -376,9 +376,30 @@ def check(script: Script, target: str, flow: str | None = None) -> tuple[int, in
 VARIANTS = [("qnn-passes", None), ("qnn-passes", "qnn-export"), ("executorch", None)]
 
 
+# Scripts a longer run found, kept as explicit examples of every run.
+FOUND = [
+    # a `(programs := qnn_export(...))` argument one column too wide (the `)` after it)
+    Script(
+        [
+            Site(
+                0,
+                call_args=[
+                    'module=Net("m")',
+                    'inputs={"other0": (X1,)}',
+                    "compiler_specs=DUMP_SPECS",
+                ],
+                params={"flag": "True"},
+                position="comprehension",
+            )
+        ]
+    ),
+]
+
+
 def differential(target: str, flow: str | None, config: settings = SETTINGS) -> Callable[[], None]:
     @config
     @given(scripts())
+    @example(FOUND[0])
     def check_scripts(script: Script) -> None:
         check(script, target, flow)
 
