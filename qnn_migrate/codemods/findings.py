@@ -94,6 +94,13 @@ ORDER = Reason(
     "the arguments {names} have side effects and the rewritten expression would evaluate them "
     "in a different order; assign them to names before this statement, then run again",
 )
+ORDER_LOOP_VARIABLE = Reason(
+    "QM110",
+    "the arguments {names} have side effects and the rewritten expression would evaluate them "
+    "in a different order; they read {variables}, which {where} binds, so they cannot be "
+    "assigned to names before this statement. Turn {where} into a statement of its own (a "
+    f"`for` loop or a `def`) that calls {OLD}, then run again",
+)
 EXECUTORCH_EXPRESSION = Reason(
     "QM109",
     f"--target executorch needs the {OLD} call in a statement of its own (it becomes several "

@@ -133,6 +133,37 @@ class _Reindent(cst.CSTTransformer):
         )
 
 
+def _parts(src: Source) -> CallSpec | Display | None:
+    """A one-line call or display the user wrote, as parts the printer can break over lines
+    as ruff would (its arguments or items stay as written); None for anything else."""
+    node = src.node
+    if getattr(node, "lpar", ()):
+        return None
+    if isinstance(node, cst.Call):
+        args = tuple(
+            ArgSpec(
+                Seq((Text(a.star), Source(a.value))) if a.star else Source(a.value),
+                None if a.keyword is None else a.keyword.value,
+            )
+            for a in node.args
+        )
+        return CallSpec(Source(node.func), args) if args else None
+    brackets = {cst.List: ("[", "]"), cst.Tuple: ("(", ")"), cst.Set: ("{", "}")}
+    if type(node) in brackets and isinstance(node, cst.List | cst.Tuple | cst.Set):
+        if len(node.elements) < 2 or any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None  # a one-element tuple needs its comma
+        open_, close = brackets[type(node)]
+        return Display(open_, close, tuple(Source(e.value) for e in node.elements))
+    if isinstance(node, cst.Dict) and node.elements:
+        items: list[Expr] = []
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                return None
+            items.append(Seq((Source(element.key), Text(": "), Source(element.value))))
+        return Display("{", "}", tuple(items))
+    return None
+
+
 class Printer:
     """Prints :data:`Expr` trees with a module's indentation and newline."""
 
@@ -213,17 +244,28 @@ class Printer:
         if isinstance(expr, Text):
             return expr.text
         if isinstance(expr, Source):
-            return self.source(expr, indent)
+            structured = _parts(expr) if flat is not None else None
+            if structured is None:
+                return self.source(expr, indent)
+            return self.render(structured, indent, column, base, reserve)
         if isinstance(expr, Seq):
             out = ""
             for i, part in enumerate(expr.parts):
-                last = i == len(expr.parts) - 1
+                # What follows this part on its last line: the later parts while they are
+                # one-line text (the `)` of `(name := call(...))`), then ``reserve``.
+                after = reserve
+                for later in expr.parts[i + 1 :]:
+                    text = self.flat(later) if isinstance(later, Text) else None
+                    if text is None:
+                        after = 0
+                        break
+                    after += len(text)
                 # Lines after the first carry their own indentation, relative to ``base``.
                 if self.newline in out:
                     at = base + len(out) - out.rfind(self.newline) - len(self.newline)
                 else:
                     at = column + len(out)
-                out += self.render(part, indent, at, base, reserve if last else 0)
+                out += self.render(part, indent, at, base, after)
             return out
         if isinstance(expr, Join):
             lines = [self.render(expr.parts[0], indent, column, base)]

@@ -281,7 +281,9 @@ class ApplyPlan(cst.CSTTransformer):
         after: list[cst.BaseStatement] = []
         if temp is not None:
             inner = self.parse(f"{temp} = {rewrite.call}")[0]
-            after = [_tidy(updated.with_changes(leading_lines=[]), self.module, self.room)]
+            rest = _tidy(updated.with_changes(leading_lines=[]), self.module, self.room)
+            broken = _break_call(rest, self.module, self.room, self.unit, self.newline)
+            after = [rest] if broken is None else self.parse(broken)
         if rewrite.context is None:
             body = [*prelude, inner, *after]
         else:
@@ -399,6 +401,40 @@ def _tidy(statement: cst.SimpleStatementLine, module: cst.Module, room: int) -> 
     tidied = statement.with_changes(body=[small.with_changes(value=flat)])
     line = module.code_for_node(tidied).rstrip("\r\n")
     return tidied if len(line) <= room and "\n" not in line else statement
+
+
+def _break_call(
+    statement: cst.BaseStatement, module: cst.Module, room: int, unit: str, newline: str
+) -> str | None:
+    """A one-line statement wider than ``room`` whose value is a call (what is left of a
+    statement once its old call became a name: ``x = edge_manager.to_executorch(...)``),
+    broken inside the call's parentheses as ruff formats it; None when it fits or is not
+    of that shape."""
+    code = module.code_for_node(statement).rstrip("\r\n")
+    if "\n" in code or len(code) <= room or not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    if len(statement.body) != 1 or statement.trailing_whitespace.comment is not None:
+        return None
+    small = statement.body[0]
+    call = getattr(small, "value", None)
+    if not isinstance(small, cst.Return | cst.Assign | cst.AnnAssign | cst.Expr):
+        return None
+    if not isinstance(call, cst.Call) or call.lpar or not call.args:
+        return None
+    marker = "__qnn_migrate_call__"
+    head = module.code_for_node(small.with_changes(value=cst.Name(marker)))
+    args = [
+        module.code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in call.args
+    ]
+    if any("\n" in a for a in args):
+        return None
+    one_line = ", ".join(args)
+    if len(unit) + len(one_line) <= room:
+        inner = f"{unit}{one_line}"
+    else:
+        inner = newline.join(f"{unit}{a}," for a in args)
+    func = module.code_for_node(call.func)
+    return head.replace(marker, f"{func}({newline}{inner}{newline})", 1)
 
 
 def _close_gap(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:

@@ -19,7 +19,7 @@ import libcst as cst
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.call_binding import BoundCall
 from qnn_migrate.codemods.expressions import is_duplicable, is_reference, is_side_effect_free
-from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site
+from qnn_migrate.codemods.targets.site import OrderCannotBeKept, References, Site
 
 # Names for hoisted arguments, where the parameter's own name would read oddly.
 HOIST_NAMES = {"module": "model", "inputs": "example_inputs"}
@@ -75,7 +75,7 @@ def plan_arguments(
     if not statements:
         if late or not in_order(effectful):
             names = ", ".join(f"`{p}`" for p in effectful)
-            raise CannotRewrite(findings.ORDER.format(names=names))
+            raise OrderCannotBeKept(findings.ORDER.format(names=names), tuple(effectful))
         return ArgumentPlan(hoisted=(), walrus=tuple(p for p in passed if p in must_bind))
 
     # The shortest prefix of the effectful arguments to hoist so that the rest, written

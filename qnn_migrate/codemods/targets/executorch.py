@@ -49,7 +49,13 @@ from qnn_migrate.codemods.layout import (
     Text,
 )
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
-from qnn_migrate.codemods.targets.site import CannotRewrite, References, Site, StatementRewrite
+from qnn_migrate.codemods.targets.site import (
+    CannotRewrite,
+    References,
+    Site,
+    StatementRewrite,
+    one_method,
+)
 
 QNN = "executorch.backends.qualcomm"
 IMPORTS = {
@@ -88,9 +94,10 @@ class ExecutorchTarget:
         raise CannotRewrite(findings.EXECUTORCH_EXPRESSION.format(where=site.context))
 
     def statement(self, site: Site) -> StatementRewrite:
-        """The single-method body when ``module`` is known not to be a dict, else the loop."""
-        if site.knowledge.is_not_dict(site.bound.args["module"].value):
-            return _Writer(site, self).single()
+        """The single-method body when ``module`` is known to be one method, else the loop."""
+        single = one_method(site)
+        if single is not None:
+            return _Writer(single, self).single()
         return _Writer(site, self).methods()
 
 
@@ -142,7 +149,7 @@ class _Writer:
     def method_keys(self) -> frozenset[str] | None:
         """The method names, when the source shows them: "forward" for one module."""
         module = self.site.bound.args["module"].value
-        if self.site.knowledge.is_not_dict(module):
+        if self.site.one_method or self.site.knowledge.is_not_dict(module):
             return frozenset({"forward"})
         return literal_keys(module)
 
@@ -264,10 +271,14 @@ class _Writer:
                     f"{name} = ",
                     Conditional(
                         Text(f'{value}["forward"]'),
-                        Text(
-                            f'{value}.keys() == {{"forward"}}'
-                            if self.is_dict(param)
-                            else f'isinstance({value}, dict) and {value}.keys() == {{"forward"}}'
+                        Text(f'{value}.keys() == {{"forward"}}')
+                        if self.is_dict(param)
+                        else Join(
+                            " and ",
+                            (
+                                Text(f"isinstance({value}, dict)"),
+                                Text(f'{value}.keys() == {{"forward"}}'),
+                            ),
                         ),
                         Text(value),
                     ),

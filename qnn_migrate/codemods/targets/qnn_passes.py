@@ -44,7 +44,7 @@ import libcst as cst
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Seq, Text
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
-from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite
+from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite, one_method
 
 QNN_PASSES = "qnn_passes"
 SDK_SETUP = "executorch.backends.qualcomm.utils.qnn_sdk_setup"
@@ -79,7 +79,14 @@ class QnnPassesTarget:
 
     def statement(self, site: Site) -> StatementRewrite:
         """``programs = ...export...``, then the call inside ``with qnn_manager_context``."""
-        shape = _canonical_shape(site) if site.flow == "canonical" else None
+        shape = None
+        if site.flow == "canonical":
+            single = one_method(site)
+            shape = _canonical_shape(single) if single is not None else _canonical_shape(site)
+            if shape is not None and single is not None:
+                # qnn_export (below, when the shape is unknown) would take a dict X of
+                # `{"forward": X}` for methods: the display stays there.
+                site = single
         if shape is None:
             plan = plan_arguments(
                 site.bound, order=self.statement_order, uses=USES, statements=True, work_starts=4
@@ -277,7 +284,7 @@ def _canonical_shape(site: Site) -> dict[str, str] | None:
     knowledge = site.knowledge
     module = site.bound.args["module"].value
     shape: dict[str, str] = {}
-    if knowledge.is_not_dict(module):
+    if site.one_method or knowledge.is_not_dict(module):
         keys: frozenset[str] | None = frozenset({"forward"})  # the wrapper's {"forward": module}
     else:
         keys = knowledge.dict_keys(module)

@@ -8,6 +8,7 @@ or raises :class:`CannotRewrite` with the reason shown to the user.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,11 +28,23 @@ class CannotRewrite(Exception):
         self.reason = reason
 
 
+class OrderCannotBeKept(CannotRewrite):
+    """One expression cannot evaluate the arguments ``params`` in the call's order."""
+
+    def __init__(self, reason: Reason, params: tuple[str, ...]) -> None:
+        super().__init__(reason)
+        self.params = params
+
+
 class NameAllocator:
     """Fresh names for one scope: never a name the scope (or anything nested in it) uses."""
 
     def __init__(self, taken: Iterable[str]) -> None:
         self._taken = set(taken)
+
+    def reserve(self, names: Iterable[str]) -> None:
+        """Never hand out ``names``."""
+        self._taken.update(names)
 
     def fresh(self, base: str) -> str:
         """``base``, else ``base_1``, ``base_2``, ... whichever is free first; then reserved."""
@@ -74,6 +87,7 @@ class Site:
     indent: str = ""  # the call's line indentation relative to its statement's first line
     block_column: int = 0  # width of the statement's own indentation in the file
     call_column: int = 0  # where the call starts on its line, relative to ``block_column``
+    one_method: bool = False  # ``module`` is the single method "forward" (see one_method())
 
     def passed(self, param: str) -> bool:
         """True if the call passes ``param`` (explicitly, possibly as None)."""
@@ -155,3 +169,31 @@ class References:
     def keywords(self, params: Iterable[str], *, comments: bool = False) -> list[ArgSpec]:
         """Keyword arguments for those of ``params`` the call passed, in that order."""
         return [self.arg(p, keyword=True, comments=comments) for p in params if self.site.passed(p)]
+
+
+def one_method(site: Site) -> Site | None:
+    """``site`` with its ``module`` as the wrapper's single method "forward", when the source
+    shows it: a value that is never a dict (the site itself), or ``X`` of a ``{"forward": X}``
+    display, which the wrapper exports as the method "forward" just as it would ``X`` alone
+    (the site with ``X`` as its module). None otherwise."""
+    passed = site.bound.args["module"]
+    if site.knowledge.is_not_dict(passed.value):
+        return site
+    node = passed.value
+    if not (isinstance(node, cst.Dict) and len(node.elements) == 1):
+        return None
+    element = node.elements[0]
+    if not (
+        isinstance(element, cst.DictElement)
+        and isinstance(element.key, cst.SimpleString)
+        and element.key.evaluated_value == "forward"
+    ):
+        return None
+    args = {**site.bound.args, "module": dataclasses.replace(passed, value=element.value)}
+    source = Source(element.value, site.sources["module"].indent)
+    return dataclasses.replace(
+        site,
+        bound=dataclasses.replace(site.bound, args=args),
+        sources={**site.sources, "module": source},
+        one_method=True,
+    )

@@ -139,6 +139,78 @@ def names_used(index: TreeIndex, scope: cst.CSTNode) -> set[str]:
     return names
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def comprehension_targets(node: cst.BaseComp | cst.DictComp) -> set[str]:
+    """The names a comprehension's ``for`` clauses bind (local to the comprehension)."""
+    names: set[str] = set()
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        targets: list[cst.BaseExpression] = [clause.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, cst.Name):
+                names.add(target.value)
+            elif isinstance(target, cst.Tuple | cst.List):
+                targets += [e.value for e in target.elements]
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+        clause = clause.inner_for_in
+    return names
+
+
+def enclosing_comprehension_targets(
+    index: TreeIndex, node: cst.CSTNode, scope: cst.CSTNode
+) -> set[str]:
+    """Names bound by the comprehensions between ``node`` and ``scope`` whose own scope
+    ``node`` is in (a comprehension's first iterable is evaluated outside it)."""
+    names: set[str] = set()
+    child, parent = node, index.parent(node)
+    outside: cst.CSTNode | None = None  # a comprehension whose first iterable holds node
+    while parent is not None and child is not scope:
+        if isinstance(parent, cst.CompFor) and parent.iter is child:
+            outside = index.parent(parent)
+        if isinstance(parent, _COMPREHENSIONS) and parent is not outside:
+            names |= comprehension_targets(parent)
+        child, parent = parent, index.parent(parent)
+    return names
+
+
+def expression_binders(
+    index: TreeIndex, node: cst.CSTNode, stop: cst.CSTNode
+) -> list[tuple[cst.CSTNode, set[str]]]:
+    """The comprehensions and lambdas between ``node`` and ``stop`` (innermost first) whose
+    scope ``node`` is in, each with the names it binds there."""
+    found: list[tuple[cst.CSTNode, set[str]]] = []
+    child, parent = node, index.parent(node)
+    outside: cst.CSTNode | None = None
+    while parent is not None and child is not stop:
+        if isinstance(parent, cst.CompFor) and parent.iter is child:
+            outside = index.parent(parent)
+        if isinstance(parent, _COMPREHENSIONS) and parent is not outside:
+            found.append((parent, comprehension_targets(parent)))
+        elif isinstance(parent, cst.Lambda) and child is parent.body:
+            params = parent.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+            found.append((parent, {p.name.value for p in every}))
+        child, parent = parent, index.parent(parent)
+    return found
+
+
+def comprehension_locals(index: TreeIndex, scope: cst.CSTNode) -> set[str]:
+    """Names that occur in ``scope`` only inside comprehensions that bind them: each such
+    comprehension has its own variable, so a new name of the scope does not clash with it."""
+    inside: set[str] = set()
+    elsewhere: set[str] = set()
+    for node in index.subtree(scope):
+        if isinstance(node, cst.Name):
+            bound = enclosing_comprehension_targets(index, node, scope)
+            (inside if node.value in bound else elsewhere).add(node.value)
+    return inside - elsewhere
+
+
 def binding_names(alias: cst.ImportAlias) -> set[str]:
     """Every name an alias binds in scope analysis (``import a.b`` binds a and a.b)."""
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):

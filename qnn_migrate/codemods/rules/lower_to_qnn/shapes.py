@@ -20,9 +20,20 @@ from qnn_migrate.codemods.layout import Printer, Source
 from qnn_migrate.codemods.rewrite_plan import RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 from qnn_migrate.codemods.rules.lower_to_qnn.imports import ImportNames, import_placement
-from qnn_migrate.codemods.rules.lower_to_qnn.mentions import names_used
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import (
+    comprehension_locals,
+    enclosing_comprehension_targets,
+    expression_binders,
+    names_used,
+)
 from qnn_migrate.codemods.rules.lower_to_qnn.sites import Where
-from qnn_migrate.codemods.targets.site import CannotRewrite, NameAllocator, Site, Target
+from qnn_migrate.codemods.targets.site import (
+    CannotRewrite,
+    NameAllocator,
+    OrderCannotBeKept,
+    Site,
+    Target,
+)
 
 NAME_FOR_RESULT = "edge_manager"  # the temporary for a call that is part of a statement
 _WORD = re.compile(r"\w+")
@@ -57,7 +68,8 @@ class SiteWriter:
         """Fresh names for one site in ``scope``.
 
         In a function, fresh with respect to every name the function (and what is nested in
-        it) uses; at module or class level, to every word of the file, since any function
+        it) uses, except names used only inside comprehensions that bind them (each has its
+        own); at module or class level, to every word of the file, since any function
         could read a global. Sites run one after the other, so two sites in one scope may
         reuse the same generated names.
         """
@@ -65,7 +77,8 @@ class SiteWriter:
             if isinstance(scope, cst.Module | cst.ClassDef):
                 taken = set(self.words)
             else:
-                taken = names_used(self.ctx.index, scope)
+                index = self.ctx.index
+                taken = names_used(index, scope) - comprehension_locals(index, scope)
             self._scope_names[scope] = taken
         return NameAllocator(self._scope_names[scope] | set(self.imports.names.values()))
 
@@ -80,6 +93,8 @@ class SiteWriter:
         call_ws = self.indent_of(position.line)
         split = where.statement_form and not where.direct
         names = self.names(where.scope)
+        # A `:=` inside a comprehension may not rebind the comprehension's own variables.
+        names.reserve(enclosing_comprehension_targets(ctx.index, call, where.scope))
         temp = names.fresh(NAME_FOR_RESULT) if split else None
         pending: set[ImportItem] = set()
         placement = import_placement(ctx, call.func)
@@ -115,6 +130,9 @@ class SiteWriter:
                 rewrite = self.target.statement(site)
             else:
                 expression = self.target.expression(site)
+        except OrderCannotBeKept as cannot:
+            ctx.leave(call, self._order_advice(call, bound, where, cannot))
+            return
         except CannotRewrite as cannot:
             ctx.leave(call, cannot.reason)
             return
@@ -137,6 +155,28 @@ class SiteWriter:
         self._note_comments(where.statement)
         ctx.report.rewritten += 1
         ctx.report.rewritten_at.append((position.line, position.column))
+
+    def _order_advice(
+        self, call: cst.Call, bound: BoundCall, where: Where, reason: OrderCannotBeKept
+    ) -> findings.Reason:
+        """The reason for an order the expression cannot keep, with advice that can be
+        followed here: arguments that read a comprehension's or a lambda's own variables
+        cannot be assigned to names before the statement."""
+        index = self.ctx.index
+        read: set[str] = set()
+        for param in reason.params:
+            value = bound.args[param].value
+            read |= {n.value for n in index.subtree(value) if isinstance(n, cst.Name)}
+        for binder, names in expression_binders(index, call, where.statement):
+            variables = sorted(names & read)
+            if variables:
+                kind = "the lambda" if isinstance(binder, cst.Lambda) else "the comprehension"
+                return findings.ORDER_LOOP_VARIABLE.format(
+                    names=", ".join(f"`{p}`" for p in reason.params),
+                    variables=", ".join(f"`{v}`" for v in variables),
+                    where=kind,
+                )
+        return reason.reason
 
     def _note_comments(self, statement: cst.BaseStatement) -> None:
         """Comments right above the rewritten statement that name the old API: they describe

@@ -69,6 +69,23 @@ def _is_binding(
     return False
 
 
+def star_imported(ctx: FileContext, name: str) -> str | None:
+    """The qualified name ``name`` has through the module's star import, when that is its only
+    star import and it imports a module that ExecuTorch's function is reachable from."""
+    modules = []
+    for statement in ctx.tree.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                    if small.relative or small.module is None:
+                        return None
+                    modules.append(ctx.tree.code_for_node(small.module))
+    if len(modules) != 1:
+        return None
+    qualified = f"{modules[0]}.{name}"
+    return qualified if qualified in ctx.deprecation.qualified_names else None
+
+
 def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call, BoundCall] | None:
     """A call site to rewrite, or None (after reporting it when it needs reporting)."""
     parent = ctx.parent(node)
@@ -79,6 +96,10 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
     ours = {q for q in qualified if q.name in deprecation.qualified_names}
     if not ours and module_object(ctx, node) is not None:
         ours = qualified  # `m = importlib.import_module("executorch...utils")`; `m.f(...)`
+    if not qualified and isinstance(node, cst.Name):
+        star = star_imported(ctx, node.value)
+        if star is not None:  # `from executorch...utils import *`, the file's only one
+            ours = qualified = {QualifiedName(star, QualifiedNameSource.IMPORT)}
     is_call = isinstance(parent, cst.Call) and parent.func is node
     if not ours:
         if not is_call:
