@@ -58,6 +58,7 @@ from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 DEVICE_WORKSPACE = "/data/local/tmp/qnn_executorch_test"
 TEST_SCRIPT = "backends/qualcomm/tests/test_qnn_delegate.py"
 WRAPPER = Path(__file__).with_name("junit_wrapper.py")
+PROGRAMS_FILE = "programs.json"
 MAX_LOG_BYTES = 64 * 1024 * 1024
 # A child's output is read in pieces of at most this size: a line with no newline
 # (hundreds of MB of it) must not be held in memory whole.
@@ -533,6 +534,9 @@ def run_tests(
             str(xml_path),
             "--per-test-timeout",
             f"{per_test:g}",
+            # What the harness lowers, per test (bot/lab/program_recorder.py, issue 21).
+            "--programs",
+            str(attempt_dir / PROGRAMS_FILE),
             *command[1:],
         ]
     else:
