@@ -268,7 +268,7 @@ PROGRAMS_FILE = "programs.json"
 PROGRAMS_MAX_BYTES = 6 * 1024 * 1024  # the recorder caps its file at 4 MiB
 
 
-def _programs_files(folder: Path) -> list[Path]:
+def programs_files(folder: Path) -> list[Path]:
     """The attempts' program files, first attempt first (a retry's entries win)."""
     found = [folder / PROGRAMS_FILE, *folder.glob(f"attempt-*/{PROGRAMS_FILE}")]
     files = [p for p in found if p.is_file() and not p.is_symlink()]
@@ -282,7 +282,7 @@ def shard_programs(results_dir: Path, shard: Shard) -> dict[str, TestPrograms]:
     the reason as its ``problem`` (the report says "not fingerprinted: why").
     """
     folder = shard_folder(results_dir, shard.id)
-    files = _programs_files(folder) if folder is not None else []
+    files = programs_files(folder) if folder is not None else []
     if not files:
         reason = "no programs.json in the shard's artifact (the recorder did not run)"
         return {t: TestPrograms(t, problem=reason) for t in shard.tests}

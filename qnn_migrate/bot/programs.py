@@ -310,7 +310,7 @@ def parse_programs(doc: Any, expected: Sequence[str]) -> dict[str, TestPrograms]
     every test of the shard "not fingerprinted" with the reason); an expected test without
     an entry is left out (the caller knows whether it ran); ids nobody asked for are dropped.
     """
-    top = _keys(doc, {"schema", "tests"}, {"notes", "failed"}, "a programs file")
+    top = _keys(doc, {"schema", "tests"}, {"notes", "failed", "seconds"}, "a programs file")
     _check(
         top["schema"] == SCHEMA,
         f"a programs file has schema {str(top['schema'])[:20]!r}, not {SCHEMA}",
@@ -395,7 +395,7 @@ def _method_changes(where: str, a: MethodPrint, b: MethodPrint) -> list[str]:
         )
     if a.constants != b.constants:
         out.append(
-            f"{where}constants: {a.constants[0]} ({a.constants[1]} bytes) -> "
+            f"{where}signature: constant inputs {a.constants[0]} ({a.constants[1]} bytes) → "
             f"{b.constants[0]} ({b.constants[1]} bytes)"
         )
     if len(a.delegates) != len(b.delegates):

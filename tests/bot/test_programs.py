@@ -47,7 +47,7 @@ def test_a_program_read_back_from_its_json_form_is_identical() -> None:
     [
         (lambda d: d["methods"][0]["inputs"].append(["b_w", "float32", [3]]), "signature: inputs"),
         (lambda d: d["methods"][0]["outputs"][0].__setitem__(1, "float16"), "signature: outputs"),
-        (lambda d: d["methods"][0].__setitem__("constants", [1, 12]), "constants: 0"),
+        (lambda d: d["methods"][0].__setitem__("constants", [1, 12]), "constant inputs 0"),
         (lambda d: d["methods"][0]["delegates"].append(d["methods"][0]["delegates"][0]), "count"),
         (lambda d: d["methods"][0]["outside"].__setitem__("aten::add.out", 1), "ops outside"),
         (lambda d: d["outputs"].__setitem__(0, output_doc("b", 21.5)), "output 0 differs"),

@@ -32,6 +32,7 @@ import os
 import struct
 import sys
 import tempfile
+import time
 from collections import Counter
 from typing import Any
 
@@ -43,6 +44,7 @@ MAX_BLOCKS = 1024
 MIN_BLOCK = 256
 DIGEST_BYTES = 4
 # ExecuTorch's QNN context header: magic, an 8-byte nanosecond timestamp, the binary's size.
+_EXIR = "executorch.exir.program._program"
 QNN_CONTEXT_MAGIC = struct.pack("<I", 0x5678ABCD)
 _HEADER = 20
 
@@ -183,14 +185,20 @@ class Recorder:
         self.current: str | None = None
         self.case: Any = None
         self.notes: list[str] = []
+        self.hooked = False
+        self.seconds = 0.0
+        self.script_module: Any = None
 
     # -- the test the harness is running -------------------------------------------
 
     def start(self, test_id: str, case: Any) -> None:
+        if not self.hooked and _EXIR in sys.modules:
+            self._hook()
         self.current, self.case = test_id, case
         self.tests.setdefault(test_id, {"programs": [], "dropped": 0})
 
     def stop(self) -> None:
+        self._late()
         self.current, self.case = None, None
         try:
             self.write()
@@ -214,28 +222,56 @@ class Recorder:
     # -- the hooks --------------------------------------------------------------------
 
     def on_program(self, manager: Any) -> None:
+        started = time.perf_counter()
         try:
             entry = program_print(manager)
         except Exception as exc:  # a fingerprint we could not take is said, never guessed
             entry = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         self._add(entry)
+        self.seconds += time.perf_counter() - started
 
     def on_outputs(self, model_output: Any, ref_output: Any) -> None:
         if self.current is None:
             return
         programs = self.tests[self.current]["programs"]
-        if not programs or "outputs" in programs[-1]:
+        if not programs or "outputs" in programs[-1] or "error" in programs[-1]:
             return
+        started = time.perf_counter()
         try:
             outs = [output_print(a, r) for a, r in zip(model_output, ref_output, strict=False)]
             programs[-1]["outputs"] = outs
         except Exception as exc:
             programs[-1]["outputs_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        self.seconds += time.perf_counter() - started
 
     def install(self, script_module: Any) -> None:
-        """Wrap the serialisation point and the harness's output comparison (once)."""
+        """Hook now if the harness imported ExecuTorch, else as soon as a test has.
+
+        Importing ExecuTorch here for a harness that does not use it would cost every such
+        run the torch import (seconds) and record nothing.
+        """
+        self.script_module = script_module
+        if _EXIR in sys.modules:
+            self._hook()
+
+    def _late(self) -> None:
+        """ExecuTorch appeared inside the running test: hook it, and say what was missed."""
+        if self.hooked or _EXIR not in sys.modules:
+            return
+        self._hook()
+        if self.current is not None:
+            self._add(
+                {
+                    "error": "ExecuTorch was first imported inside this test, before the "
+                    "recorder could hook it: what the test lowered is not known"
+                }
+            )
+
+    def _hook(self) -> None:
         from executorch.exir.program._program import EdgeProgramManager
 
+        self.hooked = True
+        script_module = self.script_module
         original = EdgeProgramManager.to_executorch
         recorder = self
 
@@ -262,7 +298,13 @@ class Recorder:
             self.notes.append("no _assert_outputs_equal in the harness: outputs not recorded")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "tests": self.tests, "notes": self.notes}
+        # ``seconds``: time spent fingerprinting, the recorder's own cost in this run.
+        return {
+            "schema": SCHEMA,
+            "tests": self.tests,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 3),
+        }
 
     def write(self) -> None:
         """Rewrite the file atomically; past the cap, the tests recorded last lose programs."""

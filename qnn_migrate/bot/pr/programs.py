@@ -74,15 +74,6 @@ def stale_note(baseline_sha: str, merge_base_sha: str, changed_paths: Sequence[s
 
 def summary_line(group: ProgramGroup) -> str:
     """'programs: N identical to main's nightly (run at abc1234), M changed[, ...]'."""
-    against = (
-        f"main's nightly (run at `{group.baseline_sha[:7]}`)"
-        if group.baseline_sha
-        else "no nightly baseline"
-    )
-    line = (
-        f"programs on {group.place}: {group.count(ProgramVerdict.IDENTICAL)} identical to "
-        f"{against}, {group.count(ProgramVerdict.CHANGED)} changed"
-    )
     rest = [
         f"{group.count(v)} {label}"
         for v, label in (
@@ -92,6 +83,15 @@ def summary_line(group: ProgramGroup) -> str:
         )
         if group.count(v)
     ]
+    if not group.baseline_sha:
+        return f"programs on {group.place}: no nightly baseline to compare with; " + ", ".join(
+            rest or ["no tests"]
+        )
+    line = (
+        f"programs on {group.place}: {group.count(ProgramVerdict.IDENTICAL)} identical to "
+        f"main's nightly (run at `{group.baseline_sha[:7]}`), "
+        f"{group.count(ProgramVerdict.CHANGED)} changed"
+    )
     return line + "".join(f", {r}" for r in rest)
 
 
@@ -187,6 +187,15 @@ def gather(
 ) -> tuple[list[ProgramGroup], list[str]]:
     """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings."""
     warnings: list[str] = []
+    recorded = any(
+        artifacts.programs_files(folder)
+        for shard in planned
+        if (folder := artifacts.shard_folder(results_dir, shard.id)) is not None
+    )
+    if not recorded and not _any_baseline(planned, baseline_dir):
+        # No shard ran the recorder and there is nothing to compare with (a lab without
+        # it, or results made by hand): the comment says nothing about programs.
+        return [], warnings
     heads: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
     order: dict[tuple[str, bool], list[str]] = {}
     for shard in planned:
@@ -207,3 +216,12 @@ def gather(
             ProgramGroup(soc, simulator, base.latest_sha if base else None, tuple(comparisons))
         )
     return groups, warnings
+
+
+def _any_baseline(planned: Sequence[Shard], baseline_dir: Path | None) -> bool:
+    if baseline_dir is None:
+        return False
+    folder = baseline_dir / program_baseline.DIRECTORY
+    return any(
+        (folder / program_baseline.file_name(s.soc, s.enable_x86_64)).is_file() for s in planned
+    )

@@ -180,7 +180,10 @@ def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> No
 def test_a_shard_without_programs_is_not_fingerprinted(catalog: Catalog, tmp_path: Path) -> None:
     shards = _shards(catalog)[:1]
     (tmp_path / f"qnn-result-{shards[0].id}").mkdir()
-    groups, _ = gather(shards, tmp_path, None)
+    # Nothing recorded and nothing to compare with: the comment says nothing of programs.
+    assert gather(shards, tmp_path, None) == ([], [])
+    program_baseline.save(tmp_path / "b", program_baseline.ProgramBaseline(shards[0].soc, False))
+    groups, _ = gather(shards, tmp_path, tmp_path / "b")
     verdicts = {c.verdict for c in groups[0].comparisons}
     assert verdicts == {ProgramVerdict.NOT_FINGERPRINTED}
     assert "no programs.json" in groups[0].comparisons[0].note
