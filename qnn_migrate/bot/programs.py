@@ -38,6 +38,10 @@ DIGEST_HEX = 8
 # same program compiled again: QNN's process-wide counters move a few bytes between
 # lowerings (tests/qnn_htp measured up to 235 bytes within one flow, the control 1,431).
 TOLERANT_BLOCKS = 8
+# Outputs are compared by their SNR against the harness's reference, not by hash (the
+# harness's inputs are random): measured on the real simulator, one program's SNR moved
+# 1.1 dB between two runs; the patched-pass control dropped it by 60 dB.
+SNR_TOLERANCE_DB = 10.0
 
 _HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 _HEX_RE = re.compile(r"^(?:[0-9a-f]{8})*$")
@@ -375,6 +379,13 @@ class Comparison:
     note: str = ""
 
 
+def _snr_moved(a: float | None, b: float | None) -> bool:
+    """Whether an output's SNR moved by more than SNR_TOLERANCE_DB (infinite counts as 200 dB)."""
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return abs(max(-200.0, min(200.0, a)) - max(-200.0, min(200.0, b))) > SNR_TOLERANCE_DB
+
+
 def _snr(value: float | None) -> str:
     return (
         "n/a"
@@ -434,12 +445,16 @@ def _program_changes(where: str, a: ProgramPrint, b: ProgramPrint) -> list[str]:
     for x, y in zip(a.methods, b.methods, strict=False):
         label = f"{where}{x.name}: " if len(a.methods) > 1 or x.name != "forward" else where
         out += _method_changes(label, x, y)
-    if a.outputs is not None and b.outputs is not None and a.outputs != b.outputs:
+    if a.outputs is not None and b.outputs is not None:
+        # Not the hashes: a harness draws its sample inputs at random (ExecuTorch's do), so
+        # equal programs give other outputs; their accuracy against the reference is the claim.
         for i, (p, q) in enumerate(zip(a.outputs, b.outputs, strict=False)):
-            if p != q:
+            if (p.dtype, p.shape) != (q.dtype, q.shape):
                 out.append(
-                    f"{where}outputs: output {i} differs (SNR {_snr(p.snr_db)} → {_snr(q.snr_db)})"
+                    f"{where}outputs: output {i} {p.dtype}{list(p.shape)} → {q.dtype}{list(q.shape)}"
                 )
+            elif _snr_moved(p.snr_db, q.snr_db):
+                out.append(f"{where}outputs: output {i} SNR {_snr(p.snr_db)} → {_snr(q.snr_db)}")
         if len(a.outputs) != len(b.outputs):
             out.append(f"{where}outputs: {len(a.outputs)} → {len(b.outputs)}")
     return out

@@ -50,7 +50,10 @@ def test_a_program_read_back_from_its_json_form_is_identical() -> None:
         (lambda d: d["methods"][0].__setitem__("constants", [1, 12]), "constant inputs 0"),
         (lambda d: d["methods"][0]["delegates"].append(d["methods"][0]["delegates"][0]), "count"),
         (lambda d: d["methods"][0]["outside"].__setitem__("aten::add.out", 1), "ops outside"),
-        (lambda d: d["outputs"].__setitem__(0, output_doc("b", 21.5)), "output 0 differs"),
+        (
+            lambda d: d["outputs"].__setitem__(0, output_doc("b", 21.5)),
+            "output 0 SNR 60.0 dB → 21.5",
+        ),
     ],
 )
 def test_each_kind_of_change_is_named(change: Any, what: str) -> None:
@@ -147,3 +150,16 @@ def test_the_file_keeps_only_expected_tests_and_refuses_another_shape() -> None:
             parse_programs(broken, [T])
     with pytest.raises(ModelError, match="could not start"):
         parse_programs({"schema": 1, "tests": {}, "failed": "ImportError: x"}, [T])
+
+
+def test_outputs_are_compared_by_snr_not_by_hash() -> None:
+    # The harness draws its inputs at random: the same program's outputs hash differently.
+    base = program_doc(outputs=[output_doc("run 1", 73.9)])
+    again = program_doc(outputs=[output_doc("run 2", 75.0)])
+    assert verdict(base, again) == (ProgramVerdict.IDENTICAL, ())
+    # Control: the patched-pass run's SNR fell by 60 dB.
+    worse = program_doc(outputs=[output_doc("run 2", 6.4)])
+    assert verdict(base, worse) == (
+        ProgramVerdict.CHANGED,
+        ("outputs: output 0 SNR 73.9 dB → 6.4 dB",),
+    )
