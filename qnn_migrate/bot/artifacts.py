@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from qnn_migrate.bot.model import ModelError, Shard, ShardResult
+from qnn_migrate.bot.programs import TestPrograms, parse_programs
 
 MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 32
@@ -259,3 +260,39 @@ def collect_results(
     )
     warnings += [f"{p}: ignored: not in the artifact folder of a planned shard" for p in strays]
     return Collected(tuple(found), tuple(warnings))
+
+
+# ----------------------------------------------------------------------------- programs
+
+PROGRAMS_FILE = "programs.json"
+PROGRAMS_MAX_BYTES = 6 * 1024 * 1024  # the recorder caps its file at 4 MiB
+
+
+def programs_files(folder: Path) -> list[Path]:
+    """The attempts' program files, first attempt first (a retry's entries win)."""
+    found = [folder / PROGRAMS_FILE, *folder.glob(f"attempt-*/{PROGRAMS_FILE}")]
+    files = [p for p in found if p.is_file() and not p.is_symlink()]
+    return sorted(files, key=lambda p: (len(p.parts), p.parent.name))
+
+
+def shard_programs(results_dir: Path, shard: Shard) -> dict[str, TestPrograms]:
+    """Per expected test of ``shard``, what its own artifact folder recorded of its programs.
+
+    Every expected test gets an entry: one whose fingerprint is missing or malformed gets
+    the reason as its ``problem`` (the report says "not fingerprinted: why").
+    """
+    folder = shard_folder(results_dir, shard.id)
+    files = programs_files(folder) if folder is not None else []
+    if not files:
+        reason = "no programs.json in the shard's artifact (the recorder did not run)"
+        return {t: TestPrograms(t, problem=reason) for t in shard.tests}
+    found: dict[str, TestPrograms] = {}
+    for path in files:
+        try:
+            doc = parse_json(read_bytes(path, "a programs file", PROGRAMS_MAX_BYTES), str(path))
+            found.update(parse_programs(doc, shard.tests))
+        except ModelError as exc:
+            reason = f"{path.name}: {exc}"[:300]
+            found.update({t: TestPrograms(t, problem=reason) for t in shard.tests})
+    did_not_run = "the test did not run to its end, so its programs are not all known"
+    return {t: found.get(t) or TestPrograms(t, problem=did_not_run) for t in shard.tests}

@@ -177,3 +177,61 @@ def string_scan_reads(text: str, limit: int) -> int:
         reads += quote - pos + (end - quote if match is None else match.end() - quote)
         pos = quote + 1 if match is None else match.end()
     return reads
+
+
+# ------------------------------------------------------------- program fingerprints (issue 21)
+
+
+def delegate_doc(payload: bytes, backend: str = "QnnBackend") -> dict[str, object]:
+    """A delegate entry as bot/lab/program_recorder.py writes it, for ``payload``."""
+    from qnn_migrate.bot.lab import program_recorder
+
+    return program_recorder.payload_print(backend, payload)
+
+
+def program_doc(
+    *,
+    inputs: list[list[object]] | None = None,
+    payloads: tuple[bytes, ...] = (b"\x01" * 1000,),
+    outside: dict[str, int] | None = None,
+    outputs: list[dict[str, object]] | None = None,
+    subtest: str = "",
+    constants: tuple[int, int] = (0, 0),
+) -> dict[str, object]:
+    """One program entry of a ``programs.json`` test record."""
+    doc: dict[str, object] = {
+        "subtest": subtest,
+        "methods": [
+            {
+                "name": "forward",
+                "inputs": inputs if inputs is not None else [["x", "float32", [1, 3, 16]]],
+                "outputs": [["output_0", "float32", [1, 3, 16]]],
+                "constants": list(constants),
+                "delegates": [delegate_doc(p) for p in payloads],
+                "outside": outside or {},
+            }
+        ],
+    }
+    if outputs is not None:
+        doc["outputs"] = outputs
+    return doc
+
+
+def output_doc(seed: str, snr: object = 60.0) -> dict[str, object]:
+    import hashlib
+
+    return {
+        "dtype": "float32",
+        "shape": [1, 3, 16],
+        "sha256": hashlib.sha256(seed.encode()).hexdigest(),
+        "snr_db": snr,
+    }
+
+
+def programs_file(tests: dict[str, list[dict[str, object]]]) -> dict[str, object]:
+    """A whole ``programs.json`` document."""
+    return {
+        "schema": 1,
+        "tests": {t: {"programs": p, "dropped": 0} for t, p in tests.items()},
+        "notes": [],
+    }

@@ -9,7 +9,11 @@ written to: the links share the venv's files), put first on ``PYTHONPATH`` so th
 1. a seed-matrix test passes and a mistyped id ends MISSING, through the JUnit wrapper;
 2. with the runner's outputs made wrong, the same test ends FAIL with the harness's own
    message, and a host killed after it leaves the next test MISSING, never passed;
-3. `bot report --dry-run` renders both into the comment, marked as simulator results
+3. the program recorder fingerprinted what the harness lowered (issue 21); the nightly path
+   stores the passing run as the simulator baseline, and the same tests run again with a
+   patched ``CanonicalizeConv`` (the control) are CHANGED exactly where a conv1d is lowered;
+4. `bot report --dry-run` renders both into the comment, marked as simulator results,
+   with the Programs section against that baseline
    (tests/bot/golden/real-harness-report.md, durations masked; regenerate with
    ``QNN_REGEN_GOLDEN=1``).
 """
@@ -28,8 +32,12 @@ import pytest
 from click.testing import CliRunner
 from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
+from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Status
+from qnn_migrate.bot.model import Shard, Status
+from qnn_migrate.bot.nightly import program_baseline
+from qnn_migrate.bot.pr.programs import gather
+from qnn_migrate.bot.programs import ProgramVerdict
 
 from .lab.support import GIT_ENV
 
@@ -41,6 +49,7 @@ GOLDEN = Path(__file__).parent / "golden" / "real-harness-report.md"
 CONV1D = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
 CONV2D = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"
 TYPO = "TestQNNFloatingPointOperator.test_qnn_backend_conv1dd"
+ABS = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +181,56 @@ def statuses(out: Path) -> dict[str, tuple[str, str]]:
     return {r["test_id"]: (r["status"], r["message"]) for r in doc["results"]}
 
 
+def shard_of(host: dict[str, object], name: str) -> Shard:
+    return Shard.from_dict(json.loads((Path(str(host["root"])) / f"{name}.json").read_text()))
+
+
+def check_programs(host: dict[str, object]) -> None:
+    """What the recorder took from the harness, the nightly baseline, and the patched-pass control."""
+    root = Path(str(host["root"]))
+    recorded = shard_programs(root / "results", shard_of(host, "pass"))
+    conv = recorded[CONV1D]
+    # One program per subtest of the harness's test (i=0, i=1: two conv1d modules).
+    assert conv.problem is None and [p.subtest for p in conv.programs] == ["(i=0)", "(i=1)"]
+    for program in conv.programs:
+        (method,) = program.methods
+        assert [d.backend for d in method.delegates] == ["QnnBackend"]
+        assert [t.dtype for t in method.inputs] == ["float32"]
+        outputs = program.outputs
+        assert outputs and all(o.snr_db is not None and o.snr_db > 30 for o in outputs), outputs
+    assert recorded[ABS].problem is None and recorded[ABS].programs
+    assert str(recorded[TYPO].problem).startswith("the test did not run")
+    # The nightly stores the run as the simulator tier's baseline; the same tests at the
+    # same commit with a patched CanonicalizeConv change exactly the test that lowers conv1d.
+    baselines = root / "baselines"
+    assert program_baseline.record_night(
+        baselines, [shard_of(host, "pass")], root / "results", str(host["sha"])
+    ) == [
+        "sim-sm8650-pass-1: 1 test(s) not fingerprinted, kept from earlier nights "
+        "(the test did not run to its end, so its programs are not all known)"
+    ]
+    patched = run_shard(
+        host,
+        "patched",
+        [ABS, CONV1D],
+        qnn_executor_runner=str(host["good"]),
+        env={"QNN_E2E_PATCH_CONV1D": "1"},
+    )
+    (group,), warnings = gather([shard_of(host, "patched")], root / "results", baselines)
+    assert warnings == []
+    verdicts = {c.test_id: c for c in group.comparisons}
+    assert verdicts[ABS].verdict is ProgramVerdict.IDENTICAL, verdicts[ABS]
+    assert verdicts[CONV1D].verdict is ProgramVerdict.CHANGED, verdicts[CONV1D]
+    assert any("payload" in c for c in verdicts[CONV1D].changes), verdicts[CONV1D]
+    shutil.rmtree(patched)
+
+
 def test_the_real_harness_through_run_shard_and_the_offline_report(host: dict[str, object]) -> None:
-    passing = run_shard(host, "pass", [CONV1D, TYPO], qnn_executor_runner=str(host["good"]))
+    passing = run_shard(host, "pass", [ABS, CONV1D, TYPO], qnn_executor_runner=str(host["good"]))
     got = statuses(passing)
     assert got[CONV1D][0] == Status.PASS, (passing / "attempt-1" / "stderr.txt").read_text()[-3000:]
+    assert got[ABS][0] == Status.PASS
+    check_programs(host)
     assert got[TYPO][0] == Status.MISSING and "not found in the test module" in got[TYPO][1]
     doc = json.loads((passing / "result.json").read_text())
     assert doc["sdk_version"].startswith("2.51.0")
@@ -209,6 +264,8 @@ def test_the_real_harness_through_run_shard_and_the_offline_report(host: dict[st
             str(root / "planned.json"),
             "--results-dir",
             str(root / "results"),
+            "--baseline-dir",
+            str(root / "baselines"),
             "--dry-run",
             "--body-out",
             str(body),
@@ -222,11 +279,15 @@ def test_the_real_harness_through_run_shard_and_the_offline_report(host: dict[st
     assert "AssertionError: False is not true" in text
     assert f"`{TYPO}` | ❓ MISSING |" in text
     assert "was running when the test process died: killed by SIGKILL" in text
-    assert "ran **2 of 4**" in text
+    assert "ran **3 of 5**" in text
     repro = text.split("```sh\n", 1)[1].split("```", 1)[0]
     assert repro.rstrip().endswith("--enable_x86_64") and "--device" not in repro
     # Durations vary from run to run; everything else is stable.
     stable = re.sub(r"\| \d+\.\ds \|", "| Ns |", text)
+    # So do the harness's random inputs and weights: the SNRs, and how many payload blocks
+    # differ between two lowerings of one conv1d (20 of 209 measured: over the tolerance).
+    stable = re.sub(r"SNR -?[\d.]+ dB → -?[\d.]+ dB", "SNR x dB → y dB", stable)
+    stable = re.sub(r"\d+ of (\d+) blocks differ", r"N of \1 blocks differ", stable)
     if os.environ.get("QNN_REGEN_GOLDEN"):
         GOLDEN.write_text(stable)
     assert stable == GOLDEN.read_text(), "the comment differs from " + str(GOLDEN)

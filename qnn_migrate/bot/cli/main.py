@@ -239,6 +239,8 @@ def report_cmd(
     With --dry-run nothing is read from or written to GitHub: the comment is rendered as a
     first report of the run would be, and the summary printed as JSON on stderr.
     """
+    from qnn_migrate.bot.pr.programs import gather as gather_programs
+    from qnn_migrate.bot.pr.programs import render_section as render_programs
     from qnn_migrate.bot.pr.report import render_offline, report
 
     catalog = load_catalog(catalog_path)
@@ -251,12 +253,18 @@ def report_cmd(
         fail(str(exc), EXIT_INPUT)
     baseline = load_baseline(baseline_path)
     results = collect_results(results_dir, planned)
+    groups, warnings = gather_programs(planned, results_dir, baseline_path)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    programs = render_programs(groups)
     if dry_run:
         env = environment()
         repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
             "GITHUB_REPOSITORY", "OWNER/REPO"
         )
-        summary, body = render_offline(planned, results, baseline, catalog, repo_url)
+        summary, body = render_offline(
+            planned, results, baseline, catalog, repo_url, programs=programs
+        )
         if body_out is not None:
             body_out.write_text(body, encoding="utf-8")
         else:
@@ -277,6 +285,7 @@ def report_cmd(
             bot_login=session.settings.bot_login,
             links=session.links,
             comment_id=comment_id,
+            programs=programs,
         )
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)

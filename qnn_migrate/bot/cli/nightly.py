@@ -32,6 +32,7 @@ from qnn_migrate.bot.github.gateway import GatewayError
 from qnn_migrate.bot.model import SHA_RE, Shard, ShardResult, reconcile
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 from qnn_migrate.bot.nightly import issue as nightly
+from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.publish import publish, record_night
 
 
@@ -103,6 +104,8 @@ def nightly_record(
     baselines_dir.mkdir(parents=True, exist_ok=True)
     for name, text in night.files.items():
         (baselines_dir / name).write_text(text, encoding="utf-8")
+    for warning in program_baseline.record_night(baselines_dir, planned, results_dir, sha):
+        warn(warning)
 
     the_diff = night.diff(tonight, run)
     existing: list[nightly.ExistingIssue] = []

@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from qnn_migrate.bot.artifacts import PROGRAMS_FILE
 from qnn_migrate.bot.lab import preflight, process, results
 from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
@@ -126,6 +127,9 @@ def run_tests(
             str(xml_path),
             "--per-test-timeout",
             f"{per_test:g}",
+            # What the harness lowers, per test (bot/lab/program_recorder.py).
+            "--programs",
+            str(attempt_dir / PROGRAMS_FILE),
             *command[1:],
         ]
     else:

@@ -87,6 +87,7 @@ class XmlTestResult(unittest.TextTestResult):
     xml_path = ""
     suite_name = "tests"
     per_test_timeout = 0.0
+    recorder: Any = None  # program_recorder.Recorder when --programs is given
 
     def __init__(self, stream: Any, descriptions: bool, verbosity: int) -> None:
         super().__init__(stream, descriptions, verbosity)
@@ -134,6 +135,8 @@ class XmlTestResult(unittest.TextTestResult):
         case.started = time.perf_counter()
         self.running = case
         self.write()
+        if self.recorder is not None:
+            self.recorder.start(f"{case.classname.rsplit('.', 1)[-1]}.{case.name}", test)
         if self.per_test_timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, self.per_test_timeout, REFIRE_S)
 
@@ -145,6 +148,8 @@ class XmlTestResult(unittest.TextTestResult):
         self.running = None
         super().stopTest(test)
         self.write()
+        if self.recorder is not None:
+            self.recorder.stop()
 
     def addError(self, test: Any, err: Any) -> None:
         super().addError(test, err)
@@ -249,6 +254,30 @@ def _write_module_error(xml_path: str, suite: str, exc_type: str, message: str, 
     result.stream.close()
 
 
+def _program_recorder(path: str, script_module: types.ModuleType) -> Any:
+    """program_recorder.py (beside this file, loaded by path like this one), hooked in."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "program_recorder.py")
+    spec = importlib.util.spec_from_file_location("qnn_program_recorder", here)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {here}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    recorder = module.Recorder(path)
+    recorder.install(script_module)
+    recorder.write()
+    return recorder
+
+
+def _write_recorder_failure(path: str, reason: str) -> None:
+    import json
+
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump({"schema": 1, "tests": {}, "failed": reason[:300]}, handle)
+    except OSError:
+        pass
+
+
 def _on_alarm(signum: int, frame: types.FrameType | None) -> None:
     raise PerTestTimeout(f"exceeded the per-test budget of {XmlTestResult.per_test_timeout:g} s")
 
@@ -257,6 +286,7 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--junit-xml", required=True, help="where to write the JUnit XML")
     parser.add_argument("--per-test-timeout", type=float, default=0.0, help="seconds; 0 = none")
+    parser.add_argument("--programs", help="record a fingerprint of every lowered program here")
     parser.add_argument("script", help="the test script, e.g. backends/.../test_qnn_delegate.py")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -284,6 +314,13 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
         )
         print(f"junit_wrapper: importing {script} failed:\n{traceback.format_exc()}", file=stream)
         return 1
+
+    if args.programs:
+        try:
+            XmlTestResult.recorder = _program_recorder(args.programs, module)
+        except Exception as exc:  # the tests still run; the report says why nothing was recorded
+            _write_recorder_failure(args.programs, f"{type(exc).__name__}: {exc}")
+            print(f"junit_wrapper: cannot record programs: {exc}", file=stream)
 
     setup = getattr(module, "setup_environment", None)
     if not callable(setup):

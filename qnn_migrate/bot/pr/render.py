@@ -272,6 +272,7 @@ def _report_body(
     head_sha: str | None,
     level: int,
     max_failures: int | None,
+    programs: str = "",
 ) -> str:
     out = [
         MARKER,
@@ -327,6 +328,8 @@ def _report_body(
                 "",
                 "</details>",
             ]
+    if programs:
+        out.append(programs)
     out += ["", "**Rerun:** `/qnn retry failed` (failed tests only) · `/qnn retry` (everything)"]
     if summary.failures and level <= 2:
         out += [
@@ -352,8 +355,14 @@ def render_report(
     baseline_label: str,
     head_sha: str | None = None,
     limit: int = COMMENT_LIMIT,
+    programs: str = "",
 ) -> str:
-    """The results comment, folded as much as needed to fit ``limit`` UTF-8 bytes."""
+    """The results comment, folded as much as needed to fit ``limit`` UTF-8 bytes.
+
+    ``programs`` is the Programs section (``pr.programs.render_section``, which fits its
+    own budget): it is kept whole and the rest folds into what is left.
+    """
+    limit -= len(programs.encode("utf-8")) + 1
 
     def body(level: int, max_failures: int | None = None) -> str:
         return _report_body(
@@ -365,6 +374,7 @@ def render_report(
             head_sha=head_sha,
             level=level,
             max_failures=max_failures,
+            programs=programs,
         )
 
     def fits(text: str) -> bool:

@@ -45,6 +45,7 @@ def report(
     links: render.Links,
     comment_id: int | None = None,
     baseline_label: str | None = None,
+    programs: str = "",
 ) -> ReportOutcome:
     """Write the results of one device run to its PR comment and its commit status.
 
@@ -105,7 +106,9 @@ def report(
     if pr is not None:
         pull = gw.pull(pr)
         head = pull.head_sha if pull else None
-    body = render.render_report(summary, state, links, catalog, baseline_label=label, head_sha=head)
+    body = render.render_report(
+        summary, state, links, catalog, baseline_label=label, head_sha=head, programs=programs
+    )
     written: int | None = None
     created = edited = False
     if pr is not None and not superseded:
@@ -131,6 +134,7 @@ def render_offline(
     baseline: Baseline,
     catalog: Catalog,
     repo_url: str,
+    programs: str = "",
 ) -> tuple[Summary, str]:
     """The comment a first report of this run would write, with no GitHub at all."""
     if not planned:
@@ -151,6 +155,6 @@ def render_offline(
     )
     label = f"nightly at `{baseline.sha[:12]}`" if baseline.sha else "no nightly baseline"
     body = render.render_report(
-        summary, state, render.Links(repo_url), catalog, baseline_label=label
+        summary, state, render.Links(repo_url), catalog, baseline_label=label, programs=programs
     )
     return summary, body

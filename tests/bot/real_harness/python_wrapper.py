@@ -11,6 +11,9 @@ wheel (a no-op with a real 2.37 SDK), then hands over.
 Two switches make a run go wrong on purpose, for the tests of what the report says then:
 ``QNN_E2E_KILL_AFTER=N`` kills this process (SIGKILL) once N tests are in the JUnit file
 named by ``--junit-xml``, as a host losing the job midway would.
+``QNN_E2E_PATCH_CONV1D=1`` patches the seed's pass ``CanonicalizeConv`` (PatchedCanonicalizeConv):
+every conv1d it rewrites gets a ReLU after its squeeze, so exactly the tests that lower a
+conv1d lower another program (the control of the program fingerprints' comparison).
 """
 
 from __future__ import annotations
@@ -37,6 +40,35 @@ def _kill_after(count: int, xml_path: Path) -> None:
         time.sleep(0.05)
 
 
+def patch_canonicalize_conv() -> None:
+    """PatchedCanonicalizeConv: the pass as shipped, then a ReLU after each conv1d it rewrote."""
+    from executorch.backends.qualcomm._passes.canonicalize_conv import CanonicalizeConv
+    from executorch.backends.qualcomm._passes.utils import copy_meta
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    shipped = CanonicalizeConv._replace_1d_conv
+
+    def _replace_1d_conv(self, graph_module, node, input_node):  # type: ignore[no-untyped-def]
+        shipped(self, graph_module, node, input_node)
+        graph = graph_module.graph
+        conv = exir_ops.edge.aten.convolution.default
+        for squeeze in [u for u in graph.nodes if u.target == exir_ops.edge.aten.squeeze_copy.dims]:
+            if getattr(squeeze.args[0], "target", None) is not conv or any(
+                u.target == exir_ops.edge.aten.relu.default for u in squeeze.users
+            ):
+                continue
+            with graph.inserting_after(squeeze):
+                relu = graph.create_node(
+                    "call_function", exir_ops.edge.aten.relu.default, (squeeze,)
+                )
+                relu.meta = copy_meta(squeeze.meta)
+            for user in list(squeeze.users):
+                if user is not relu:
+                    user.replace_input_with(squeeze, relu)
+
+    CanonicalizeConv._replace_1d_conv = _replace_1d_conv
+
+
 def main() -> None:
     import torch  # noqa: F401  (before the QNN libraries)
     from qnn_htp.abi import install
@@ -52,6 +84,8 @@ def main() -> None:
         exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
         return
     script = args[0]
+    if os.environ.get("QNN_E2E_PATCH_CONV1D") == "1":  # the test run only, not the host checks
+        patch_canonicalize_conv()
     sys.argv = args
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     runpy.run_path(script, run_name="__main__")

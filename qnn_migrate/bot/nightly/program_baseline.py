@@ -1,0 +1,164 @@
+"""Program baselines: per SoC and tier, each test's latest nightly fingerprint (pure).
+
+Stored beside the pass/fail baselines on the ``qnn-baselines`` branch, one file per SoC
+and tier, simulator and phone apart (a program compiled on the x86 host for the simulator
+is not the phone's)::
+
+    baselines/programs/<SOC>-<tier>.json     tier: "simulator" or "phone"
+    {
+      "schema": 1, "soc": "SM8650", "tier": "simulator",
+      "tests": {"TestQNNFloatingPointOperator.test_qnn_backend_conv1d":
+                {"sha": "<40 hex: the nightly that recorded it>",
+                 "programs": [...], "dropped": 0}}
+    }
+
+A nightly replaces the entries of the tests it fingerprinted and keeps the others (a test
+not run that night keeps its last fingerprint, with the commit it came from). Entries that
+could not be fingerprinted are never stored: a baseline only holds programs it can vouch
+for. The files are read like every file another job wrote: capped, strict shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import ArtifactError
+from qnn_migrate.bot.model import SHA_RE, SOC_RE, TEST_ID_RE, ModelError, Shard
+from qnn_migrate.bot.programs import TestPrograms, entry_to_dict, parse_test
+
+SCHEMA = 1
+DIRECTORY = "programs"
+TIERS = ("simulator", "phone")
+MAX_BYTES = 16 * 1024 * 1024
+MAX_TESTS = 20_000
+
+
+def tier(simulator: bool) -> str:
+    return "simulator" if simulator else "phone"
+
+
+def file_name(soc: str, simulator: bool) -> str:
+    return f"{soc}-{tier(simulator)}.json"
+
+
+@dataclass(frozen=True)
+class ProgramBaseline:
+    """One SoC's and tier's latest fingerprint per test, and the nightly commit of each."""
+
+    soc: str
+    simulator: bool
+    tests: Mapping[str, TestPrograms] = field(default_factory=dict)
+    shas: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def latest_sha(self) -> str | None:
+        """The commit most entries come from (the last nightly, in practice)."""
+        if not self.shas:
+            return None
+        counts: dict[str, int] = {}
+        for sha in self.shas.values():
+            counts[sha] = counts.get(sha, 0) + 1
+        return max(counts, key=lambda s: counts[s])
+
+    def updated(self, sha: str, recorded: Mapping[str, TestPrograms]) -> ProgramBaseline:
+        """This baseline with the tests ``recorded`` at ``sha`` replaced (unusable ones skipped)."""
+        if not SHA_RE.match(sha):
+            raise ModelError("a program baseline's sha must be 40 lowercase hex digits")
+        usable = {
+            t: p
+            for t, p in recorded.items()
+            if p.problem is None and not any(x.error for x in p.programs)
+        }
+        return ProgramBaseline(
+            self.soc,
+            self.simulator,
+            {**self.tests, **usable},
+            {**self.shas, **dict.fromkeys(usable, sha)},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "soc": self.soc,
+            "tier": tier(self.simulator),
+            "tests": {
+                t: {"sha": self.shas[t], **entry_to_dict(p)} for t, p in sorted(self.tests.items())
+            },
+        }
+
+
+def parse(data: str | bytes, where: str) -> ProgramBaseline:
+    """A program baseline file; ArtifactError naming ``where`` if it is not as documented."""
+    doc = artifacts.parse_json(data, where)
+    try:
+        if not isinstance(doc, dict) or set(doc) != {"schema", "soc", "tier", "tests"}:
+            raise ModelError("expected exactly the fields schema, soc, tier, tests")
+        if doc["schema"] != SCHEMA:
+            raise ModelError(f"schema {str(doc['schema'])[:20]!r}, not {SCHEMA}")
+        soc, kind, tests = doc["soc"], doc["tier"], doc["tests"]
+        if not isinstance(soc, str) or not SOC_RE.match(soc):
+            raise ModelError("malformed soc")
+        if kind not in TIERS:
+            raise ModelError(f"tier must be one of {', '.join(TIERS)}")
+        if not isinstance(tests, dict) or len(tests) > MAX_TESTS:
+            raise ModelError(f"'tests' must be an object of at most {MAX_TESTS} tests")
+        parsed: dict[str, TestPrograms] = {}
+        shas: dict[str, str] = {}
+        for test_id, entry in tests.items():
+            if not TEST_ID_RE.match(test_id) or not isinstance(entry, dict):
+                raise ModelError(f"malformed entry {test_id[:80]!r}")
+            sha = entry.get("sha")
+            if not isinstance(sha, str) or not SHA_RE.match(sha):
+                raise ModelError(f"{test_id}: malformed sha")
+            body = {k: v for k, v in entry.items() if k != "sha"}
+            parsed[test_id] = parse_test(test_id, body)
+            shas[test_id] = sha
+    except ModelError as exc:
+        raise ArtifactError(f"{where}: {exc}") from exc
+    return ProgramBaseline(soc, kind == "simulator", parsed, shas)
+
+
+def load(directory: Path, soc: str, simulator: bool) -> ProgramBaseline | None:
+    """``<directory>/programs/<SOC>-<tier>.json``, or None if there is none yet."""
+    path = directory / DIRECTORY / file_name(soc, simulator)
+    if not path.is_file() or path.is_symlink():
+        return None
+    return parse(artifacts.read_bytes(path, "a program baseline", MAX_BYTES), str(path))
+
+
+def save(directory: Path, baseline: ProgramBaseline) -> Path:
+    path = directory / DIRECTORY / file_name(baseline.soc, baseline.simulator)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(baseline.to_dict(), separators=(",", ":")) + "\n")
+    return path
+
+
+def record_night(
+    baselines_dir: Path, planned: Sequence[Shard], results_dir: Path, sha: str
+) -> list[str]:
+    """Add tonight's fingerprints to each (SoC, tier) file; warnings for what was skipped."""
+    warnings: list[str] = []
+    recorded: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
+    for shard in planned:
+        got = artifacts.shard_programs(results_dir, shard)
+        recorded.setdefault((shard.soc, shard.enable_x86_64), {}).update(got)
+        skipped = [t for t, p in got.items() if p.problem]
+        if skipped:
+            warnings.append(
+                f"{shard.id}: {len(skipped)} test(s) not fingerprinted, kept from earlier nights "
+                f"({got[skipped[0]].problem})"
+            )
+    for (soc, simulator), tests in recorded.items():
+        try:
+            current = load(baselines_dir, soc, simulator)
+        except ArtifactError as exc:
+            warnings.append(f"{exc}; starting the {soc} {tier(simulator)} program baseline again")
+            current = None
+        base = current or ProgramBaseline(soc, simulator)
+        save(baselines_dir, base.updated(sha, tests))
+    return warnings

@@ -1,0 +1,227 @@
+"""The results comment's "Programs" section: per test IDENTICAL / CHANGED / NEW PROGRAM (pure but ``gather``, which reads the files).
+
+One summary line per SoC and tier ("programs: 91 identical to main's nightly (run at
+abc1234), 0 changed"), a table of the tests that are not identical, and what changed in a
+collapsed section. Every piece of recorded text (operator names, dtypes, shapes) came from
+PR code and is escaped with ``text.escape``; test ids are the planned ones. The section
+folds to fit the budget it is given: the full form, then without the list of identical
+tests, then without what changed, then the first rows of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import ArtifactError
+from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.nightly import program_baseline
+from qnn_migrate.bot.programs import Comparison, ProgramVerdict, TestPrograms, compare_all
+from qnn_migrate.bot.text import escape
+
+BUDGET = 16_000  # bytes of the 65,536-byte comment the section may take
+CHANGES_PER_TEST = 12
+CHANGE_CHARS = 300
+# The paths whose change between the baseline's commit and the merge base can change a
+# lowered program.
+MATTERING = ("backends/qualcomm/", "exir/")
+ICON = {
+    ProgramVerdict.IDENTICAL: "🟰",
+    ProgramVerdict.CHANGED: "🔶",
+    ProgramVerdict.NEW_PROGRAM: "🆕",
+    ProgramVerdict.NO_PROGRAM: "➖",
+    ProgramVerdict.NOT_FINGERPRINTED: "⚠️",
+}
+
+
+@dataclass(frozen=True)
+class ProgramGroup:
+    """The comparisons of one SoC on one tier against that SoC's and tier's baseline."""
+
+    soc: str
+    simulator: bool
+    baseline_sha: str | None  # None: no program baseline for this SoC and tier
+    comparisons: tuple[Comparison, ...]
+    stale: str = ""  # stale_note(...) or ""
+
+    @property
+    def place(self) -> str:
+        return f"{self.soc} (x86 simulator)" if self.simulator else self.soc
+
+    def count(self, verdict: ProgramVerdict) -> int:
+        return sum(c.verdict is verdict for c in self.comparisons)
+
+
+def stale_note(baseline_sha: str, merge_base_sha: str, changed_paths: Sequence[str]) -> str:
+    """A note when files that shape programs changed between the baseline and the merge base.
+
+    ``changed_paths``: the files changed from ``baseline_sha`` to ``merge_base_sha`` (the
+    caller reads them from GitHub's compare API). Empty when none of them matters.
+    """
+    mattering = [p for p in changed_paths if p.startswith(MATTERING)]
+    if not mattering or baseline_sha == merge_base_sha:
+        return ""
+    return (
+        f"The nightly baseline (`{baseline_sha[:12]}`) is older than this PR's merge base "
+        f"(`{merge_base_sha[:12]}`) in {len(mattering)} file(s) under `backends/qualcomm` or "
+        "`exir`: a CHANGED program may come from main, not from this PR. "
+        "`/qnn test ... --compare base` runs the same shards at the merge base on the "
+        "simulator and compares with that instead."
+    )
+
+
+def summary_line(group: ProgramGroup) -> str:
+    """'programs: N identical to main's nightly (run at abc1234), M changed[, ...]'."""
+    rest = [
+        f"{group.count(v)} {label}"
+        for v, label in (
+            (ProgramVerdict.NEW_PROGRAM, "new"),
+            (ProgramVerdict.NO_PROGRAM, "with no program recorded"),
+            (ProgramVerdict.NOT_FINGERPRINTED, "not fingerprinted"),
+        )
+        if group.count(v)
+    ]
+    if not group.baseline_sha:
+        return f"programs on {group.place}: no nightly baseline to compare with; " + ", ".join(
+            rest or ["no tests"]
+        )
+    line = (
+        f"programs on {group.place}: {group.count(ProgramVerdict.IDENTICAL)} identical to "
+        f"main's nightly (run at `{group.baseline_sha[:7]}`), "
+        f"{group.count(ProgramVerdict.CHANGED)} changed"
+    )
+    return line + "".join(f", {r}" for r in rest)
+
+
+def _row(group: ProgramGroup, c: Comparison) -> str:
+    note = escape(c.note, CHANGE_CHARS) if c.note else ""
+    if c.verdict is ProgramVerdict.CHANGED:
+        note = escape(c.changes[0], 120) + (
+            f" (+{len(c.changes) - 1} more)" if c.changes[1:] else ""
+        )
+    return f"| {group.place} | `{c.test_id}` | {ICON[c.verdict]} {c.verdict.value} | {note} |"
+
+
+def _changes(group: ProgramGroup, c: Comparison) -> list[str]:
+    shown = c.changes[:CHANGES_PER_TEST]
+    out = [f"- `{c.test_id}` on {group.place}:"]
+    out += [f"  - {escape(change, CHANGE_CHARS)}" for change in shown]
+    if len(c.changes) > len(shown):
+        out.append(f"  - …and {len(c.changes) - len(shown)} more")
+    return out
+
+
+def _section(groups: Sequence[ProgramGroup], level: int, max_rows: int | None) -> str:
+    out = ["", "### Programs", ""]
+    for g in groups:
+        out.append(f"**{summary_line(g)}**  ")
+    out[-1] = out[-1].rstrip()
+    for g in groups:
+        if g.stale:
+            out += ["", f"> ⚠️ {g.place}: {g.stale}"]
+    rows = [
+        (g, c) for g in groups for c in g.comparisons if c.verdict is not ProgramVerdict.IDENTICAL
+    ]
+    if rows:
+        shown = rows if max_rows is None else rows[:max_rows]
+        out += ["", "| SoC | test | program | what |", "|---|---|---|---|"]
+        out += [_row(g, c) for g, c in shown]
+        if len(shown) < len(rows):
+            out += ["", f"…and {len(rows) - len(shown)} more tests whose program is not identical."]
+    changed = [(g, c) for g, c in rows if c.verdict is ProgramVerdict.CHANGED]
+    if changed and level <= 1:
+        out += ["", f"<details><summary>What changed ({len(changed)} tests)</summary>", ""]
+        for g, c in changed:
+            out += _changes(g, c)
+        out += ["", "</details>"]
+    same = [(g, c) for g in groups for c in g.comparisons if c.verdict is ProgramVerdict.IDENTICAL]
+    if same and level == 0:
+        out += ["", f"<details><summary>Identical ({len(same)} tests)</summary>", ""]
+        out += [f"- `{c.test_id}` on {g.place}" for g, c in same]
+        out += ["", "</details>"]
+    return "\n".join(out)
+
+
+def render_section(groups: Sequence[ProgramGroup], budget: int = BUDGET) -> str:
+    """The section, folded until it fits ``budget`` UTF-8 bytes ("" when there are no groups)."""
+    if not groups:
+        return ""
+
+    def size(text: str) -> int:
+        return len(text.encode("utf-8"))
+
+    rows = [
+        (g, c) for g in groups for c in g.comparisons if c.verdict is not ProgramVerdict.IDENTICAL
+    ]
+    # Lower bounds of each level's size, so that a level that cannot fit is never rendered
+    # (11,000 changed tests would render tens of megabytes before folding).
+    floor = sum(len(c.test_id) + len(g.place) + 30 for g, c in rows)
+    changes = sum(
+        sum(min(len(x), CHANGE_CHARS) for x in c.changes[:CHANGES_PER_TEST]) for _, c in rows
+    )
+    same = sum(len(c.test_id) + 10 for g in groups for c in g.comparisons) - floor
+    for level, least in ((0, floor + changes + same), (1, floor + changes), (2, floor)):
+        if least <= budget:
+            text = _section(groups, level, None)
+            if size(text) <= budget:
+                return text
+    # Keep as many table rows as fit: measure the rows once instead of re-rendering.
+    used = size(_section(groups, 2, 0)) + 200  # the table header and the "…and N more" line
+    keep = 0
+    for g, c in rows:
+        used += size(_row(g, c)) + 1
+        if used > budget:
+            break
+        keep += 1
+    text = _section(groups, 2, keep)
+    while keep > 0 and size(text) > budget:
+        keep -= 1
+        text = _section(groups, 2, keep)
+    return text
+
+
+def gather(
+    planned: Sequence[Shard], results_dir: Path, baseline_dir: Path | None
+) -> tuple[list[ProgramGroup], list[str]]:
+    """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings."""
+    warnings: list[str] = []
+    recorded = any(
+        artifacts.programs_files(folder)
+        for shard in planned
+        if (folder := artifacts.shard_folder(results_dir, shard.id)) is not None
+    )
+    if not recorded and not _any_baseline(planned, baseline_dir):
+        # No shard ran the recorder and there is nothing to compare with (a lab without
+        # it, or results made by hand): the comment says nothing about programs.
+        return [], warnings
+    heads: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
+    order: dict[tuple[str, bool], list[str]] = {}
+    for shard in planned:
+        key = (shard.soc, shard.enable_x86_64)
+        heads.setdefault(key, {}).update(artifacts.shard_programs(results_dir, shard))
+        order.setdefault(key, []).extend(shard.tests)
+    groups = []
+    for (soc, simulator), head in heads.items():
+        base = None
+        if baseline_dir is not None:
+            try:
+                base = program_baseline.load(baseline_dir, soc, simulator)
+            except ArtifactError as exc:
+                warnings.append(f"{exc}; programs compared with no baseline")
+        tests = list(dict.fromkeys(order[(soc, simulator)]))
+        comparisons = compare_all(base.tests if base else {}, head, tests)
+        groups.append(
+            ProgramGroup(soc, simulator, base.latest_sha if base else None, tuple(comparisons))
+        )
+    return groups, warnings
+
+
+def _any_baseline(planned: Sequence[Shard], baseline_dir: Path | None) -> bool:
+    if baseline_dir is None:
+        return False
+    folder = baseline_dir / program_baseline.DIRECTORY
+    return any(
+        (folder / program_baseline.file_name(s.soc, s.enable_x86_64)).is_file() for s in planned
+    )
