@@ -3,7 +3,9 @@
 * ``deprecated``: ExecuTorch's ``to_edge_transform_and_lower_to_qnn``;
 * ``migrated``: ``qnn_passes``' API (``qnn_export``) with the generic ``to_edge_transform_and_lower``;
 * ``canonical``: the same with the user's own ``torch.export.export`` (what ``qnn-migrate
-  rewrite`` writes by default now; the harness test runs it through ExecuTorch's own tests).
+  rewrite`` writes by default now; the harness test runs it through ExecuTorch's own tests);
+* ``qnn_then_xnnpack``: examples/export_qnn_with_xnnpack.py's lowering, the canonical flow with
+  ExecuTorch's XnnpackPartitioner after QNN's (one ``to_edge_transform_and_lower``).
 
 Another flow is one more entry in :data:`FLOWS` (a function with the same signature); every
 test and the benchmark pick flows by name.
@@ -12,7 +14,10 @@ test and the benchmark pick flows by name.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
 
 Flow = Callable[..., Any]
 
@@ -122,4 +127,32 @@ def canonical(
     )
 
 
-FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated, "canonical": canonical}
+def qnn_then_xnnpack(
+    model: Any,
+    inputs: Any,
+    specs: Any,
+    *,
+    dynamic_shapes: Any = None,
+    convert_linear_to_conv2d: bool = False,
+    skip_node_op_set: set[str] | None = None,
+) -> Any:
+    """The example's own function (loaded from its file, as a user runs it), so the tier tests
+    the code the example shows."""
+    import importlib.util
+
+    if dynamic_shapes is not None or convert_linear_to_conv2d:
+        raise ValueError("qnn_then_xnnpack: the example takes no dynamic shapes and no l2c")
+    path = ROOT / "examples" / "export_qnn_with_xnnpack.py"
+    spec = importlib.util.spec_from_file_location("export_qnn_with_xnnpack", path)
+    assert spec is not None and spec.loader is not None, path
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.lower_qnn_then_xnnpack(model, inputs, specs, skip_node_op_set=skip_node_op_set)
+
+
+FLOWS: dict[str, Flow] = {
+    "deprecated": deprecated,
+    "migrated": migrated,
+    "canonical": canonical,
+    "qnn_then_xnnpack": qnn_then_xnnpack,
+}
