@@ -138,16 +138,27 @@ def qnn_then_xnnpack(
 ) -> Any:
     """The example's own function (loaded from its file, as a user runs it), so the tier tests
     the code the example shows."""
-    import importlib.util
-
     if dynamic_shapes is not None or convert_linear_to_conv2d:
         raise ValueError("qnn_then_xnnpack: the example takes no dynamic shapes and no l2c")
-    path = ROOT / "examples" / "export_qnn_with_xnnpack.py"
-    spec = importlib.util.spec_from_file_location("export_qnn_with_xnnpack", path)
-    assert spec is not None and spec.loader is not None, path
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("export_qnn_with_xnnpack")
     return example.lower_qnn_then_xnnpack(model, inputs, specs, skip_node_op_set=skip_node_op_set)
+
+
+def load_example(name: str) -> Any:
+    """examples/<name>.py as the module ``name`` (registered in sys.modules: strict export's
+    dynamo imports the module of every global the traced forward reads)."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    path = ROOT / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 FLOWS: dict[str, Flow] = {

@@ -196,17 +196,11 @@ MIXED_SKIPS: dict[str, set[str]] = {"linears_skipped": {"aten.linear.default"}, 
 def mixed(case: str) -> Subject:
     """examples/export_qnn_with_xnnpack.py's model (conv stem, MLP), with the ops of
     ``MIXED_SKIPS[case]`` kept away from QNN (for XNNPACK, in the ``qnn_then_xnnpack`` flow)."""
-    import importlib.util
-
     import torch
 
-    from qnn_htp.flows import ROOT
+    from qnn_htp.flows import load_example
 
-    path = ROOT / "examples" / "export_qnn_with_xnnpack.py"
-    spec = importlib.util.spec_from_file_location("export_qnn_with_xnnpack", path)
-    assert spec is not None and spec.loader is not None, path
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("export_qnn_with_xnnpack")
     torch.manual_seed(0)
     return Subject(
         example.ConvThenMlp().eval(),
