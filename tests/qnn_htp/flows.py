@@ -3,7 +3,9 @@
 * ``deprecated``: ExecuTorch's ``to_edge_transform_and_lower_to_qnn``;
 * ``migrated``: ``qnn_passes``' API (``qnn_export``) with the generic ``to_edge_transform_and_lower``;
 * ``canonical``: the same with the user's own ``torch.export.export`` (what ``qnn-migrate
-  rewrite`` writes by default now; the harness test runs it through ExecuTorch's own tests).
+  rewrite`` writes by default now; the harness test runs it through ExecuTorch's own tests);
+* ``qnn_then_xnnpack``: examples/export_qnn_with_xnnpack.py's lowering, the canonical flow with
+  ExecuTorch's XnnpackPartitioner after QNN's (one ``to_edge_transform_and_lower``).
 
 Another flow is one more entry in :data:`FLOWS` (a function with the same signature); every
 test and the benchmark pick flows by name.
@@ -12,7 +14,10 @@ test and the benchmark pick flows by name.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
 
 Flow = Callable[..., Any]
 
@@ -122,4 +127,43 @@ def canonical(
     )
 
 
-FLOWS: dict[str, Flow] = {"deprecated": deprecated, "migrated": migrated, "canonical": canonical}
+def qnn_then_xnnpack(
+    model: Any,
+    inputs: Any,
+    specs: Any,
+    *,
+    dynamic_shapes: Any = None,
+    convert_linear_to_conv2d: bool = False,
+    skip_node_op_set: set[str] | None = None,
+) -> Any:
+    """The example's own function (loaded from its file, as a user runs it), so the tier tests
+    the code the example shows."""
+    if dynamic_shapes is not None or convert_linear_to_conv2d:
+        raise ValueError("qnn_then_xnnpack: the example takes no dynamic shapes and no l2c")
+    example = load_example("export_qnn_with_xnnpack")
+    return example.lower_qnn_then_xnnpack(model, inputs, specs, skip_node_op_set=skip_node_op_set)
+
+
+def load_example(name: str) -> Any:
+    """examples/<name>.py as the module ``name`` (registered in sys.modules: strict export's
+    dynamo imports the module of every global the traced forward reads)."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    path = ROOT / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+FLOWS: dict[str, Flow] = {
+    "deprecated": deprecated,
+    "migrated": migrated,
+    "canonical": canonical,
+    "qnn_then_xnnpack": qnn_then_xnnpack,
+}

@@ -187,3 +187,24 @@ def review(name: str) -> Subject:
     torch.manual_seed(sum(map(ord, name)))
     model, inputs, l2c = _review_models()[name]
     return Subject(model, inputs, quantized=False, convert_linear_to_conv2d=l2c)
+
+
+# Ops of examples/export_qnn_with_xnnpack.py's model kept away from QNN, per case.
+MIXED_SKIPS: dict[str, set[str]] = {"linears_skipped": {"aten.linear.default"}, "all_qnn": set()}
+
+
+def mixed(case: str) -> Subject:
+    """examples/export_qnn_with_xnnpack.py's model (conv stem, MLP), with the ops of
+    ``MIXED_SKIPS[case]`` kept away from QNN (for XNNPACK, in the ``qnn_then_xnnpack`` flow)."""
+    import torch
+
+    from qnn_htp.flows import load_example
+
+    example = load_example("export_qnn_with_xnnpack")
+    torch.manual_seed(0)
+    return Subject(
+        example.ConvThenMlp().eval(),
+        (torch.randn(1, 3, 8, 8),),
+        quantized=False,
+        lowering_kwargs={"skip_node_op_set": set(MIXED_SKIPS[case])},
+    )
