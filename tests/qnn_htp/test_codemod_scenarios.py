@@ -37,6 +37,15 @@ FAILS_AS_WRITTEN = {
         "the batch dimension is dynamic (Dim 1..8): QNN 2.51 cannot build the context",
     ),
 }
+# Where the rewritten script fails later than the original, and why (target -> message).
+FAILS_LATER_REWRITTEN = {
+    ("scenario_single_module", "qnn-passes"): (
+        "Unsupported type encountered in int list",
+        "qnn_passes' partitioner declines the ops QNN cannot build with a dynamic batch, so no "
+        "context is generated and they stay on the CPU; ExecuTorch 1.5.1's emitter then fails "
+        "on the symbolic size that its ConvertLinearToConv2d writes into a view (docs/qnn-htp.md)",
+    ),
+}
 
 
 @pytest.mark.parametrize(("scenario", "target"), CASES, ids=[f"{s}-{t}" for s, t in CASES])
@@ -53,6 +62,7 @@ def test_rewritten_scenario_lowers_to_the_same_delegates(
     if scenario in FAILS_AS_WRITTEN:
         message, _why = FAILS_AS_WRITTEN[scenario]
         assert isinstance(old, FreshProcessError) and message in str(old)
+        message, _why = FAILS_LATER_REWRITTEN.get((scenario, target), (message, _why))
         assert isinstance(new, FreshProcessError) and message in str(new)
         return
     assert not isinstance(old, FreshProcessError), str(old)

@@ -192,9 +192,11 @@ def run_watched(
         if stopped:
             _kill_group(proc, kill_grace_s)
             break
+        _wait_for_zombies(skip=proc.pid)
         time.sleep(poll)
     code = proc.wait()
     leftovers = reap_leftovers(proc.pid, token, before)
+    _wait_for_zombies(skip=proc.pid)
     for pump in pumps:
         pump.join(timeout=10)
     if leftovers:
@@ -298,6 +300,26 @@ def _parent_table() -> dict[int, list[int]]:
 _children_files: list[bool] = []
 
 
+def _wait_for_zombies(skip: int) -> None:
+    """Wait for the children of this process that have exited, except ``skip`` (the run's
+    own process, which its Popen waits for).
+
+    As a subreaper this process adopts what the run orphans, and each adopted process that
+    exits stays a zombie until it is waited for: a daemon that forks and exits in a loop
+    leaves hundreds a second, which would use up the host's process ids (32,768 by default)
+    during the run, and hand them to init after it. The runner starts one process at a time
+    (``adb`` and the run itself, never side by side), so a zombie child here is the run's
+    or one it left."""
+    if not _children_files:
+        _children_files.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
+    table = None if _children_files[0] else _parent_table()
+    for pid in _children(os.getpid(), table):
+        stat = _proc_stat(pid)
+        if pid != skip and stat is not None and stat[1] == "Z":
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+
 def _descendants(root: int, spared: set[int]) -> set[int]:
     """Processes below ``root`` that are not zombies, leaving out ``spared`` and what is
     below them: the runner's own children from before the run are not the run's."""
@@ -360,6 +382,10 @@ def reap_leftovers(
             found |= _descendants(pid, before)
         stopped: set[int] = set()
         while time.monotonic() < deadline:
+            # The kernel's children lists are read a page at a time and can skip an entry
+            # when the list changes under the read; thousands of zombies of a fork loop make
+            # that likely, so they are waited for first (the run's own process already was).
+            _wait_for_zombies(skip=group)
             found |= _descendants(me, before)
             for pid in list(stopped):
                 found |= _descendants(pid, before)
