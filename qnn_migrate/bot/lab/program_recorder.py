@@ -26,6 +26,7 @@ rewritten after every test, so a crash keeps what was recorded before it, and is
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -47,6 +48,12 @@ DIGEST_BYTES = 4
 _EXIR = "executorch.exir.program._program"
 QNN_CONTEXT_MAGIC = struct.pack("<I", 0x5678ABCD)
 _HEADER = 20
+
+
+def _module(name: str) -> Any:
+    """A module of the torch stack, imported when the harness runs (never at import time:
+    the runner host's own environment, and the core install, have no torch)."""
+    return importlib.import_module(name)
 
 
 def mask_qnn_headers(data: bytes) -> bytes:
@@ -95,7 +102,7 @@ def _tensor_spec(name: str, value: Any) -> list[Any]:
 
 def _method_print(name: str, program: Any) -> dict[str, Any]:
     """One method of an ExecutorchProgramManager's exported programs."""
-    from torch.export.graph_signature import InputKind
+    InputKind = _module("torch.export.graph_signature").InputKind
 
     graph = program.graph_module.graph
     placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
@@ -161,8 +168,7 @@ def _snr_db(actual: Any, reference: Any) -> float | str:
 
 def output_print(actual: Any, reference: Any) -> dict[str, Any]:
     """Hash of one output and its SNR against the reference (None where shapes differ)."""
-    import torch
-
+    torch = _module("torch")
     data = actual.detach().to("cpu").contiguous()
     digest = hashlib.sha256(str(data.dtype).encode() + str(list(data.shape)).encode())
     digest.update(data.reshape(-1).view(torch.uint8).numpy().tobytes())
@@ -268,8 +274,7 @@ class Recorder:
             )
 
     def _hook(self) -> None:
-        from executorch.exir.program._program import EdgeProgramManager
-
+        EdgeProgramManager = _module("executorch.exir.program._program").EdgeProgramManager
         self.hooked = True
         script_module = self.script_module
         original = EdgeProgramManager.to_executorch
@@ -281,7 +286,7 @@ class Recorder:
             return result
 
         to_executorch.__wrapped__ = original  # type: ignore[attr-defined]
-        EdgeProgramManager.to_executorch = to_executorch  # type: ignore[method-assign]
+        EdgeProgramManager.to_executorch = to_executorch
         hooked = 0
         for cls in _harness_classes(script_module):
             compare = cls.__dict__["_assert_outputs_equal"]
