@@ -61,10 +61,18 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 LONGEST_GROUPS = frozenset({"qnn-harness"})
 
 
+def _groups(item: pytest.Item) -> set[str]:
+    """The item's ``xdist_group`` names, read as xdist reads them."""
+    return {
+        str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+        for m in item.iter_markers("xdist_group")
+    }
+
+
 def _cost_rank(item: pytest.Item) -> int:
     """Longest work first, so the many short core tests fill the end of the run on both
     workers (with ``--no-loadscope-reorder``, xdist hands units out in this order)."""
-    groups = {str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args}
+    groups = _groups(item)
     markers = _folder_markers(item.path) | {m.name for m in item.iter_markers()}
     if groups & LONGEST_GROUPS:
         return 0
@@ -92,12 +100,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.passes)
         if not loadgroup:
             continue
-        names = sorted(
-            {
-                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                for m in item.iter_markers("xdist_group")
-            }
-        )
+        names = sorted(_groups(item))
         suffix = "@" + "_".join(names)
         if names and not item.nodeid.endswith(suffix):
             item._id = type(item._id).parse(item.nodeid + suffix)  # type: ignore[attr-defined]

@@ -300,6 +300,14 @@ def _parent_table() -> dict[int, list[int]]:
 _children_files: list[bool] = []
 
 
+def _children_table() -> dict[int, list[int]] | None:
+    """None where ``/proc/PID/task/*/children`` exists (``_children`` reads it), else a parent
+    table of every process, read once for one walk."""
+    if not _children_files:
+        _children_files.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
+    return None if _children_files[0] else _parent_table()
+
+
 def _wait_for_zombies(skip: int) -> None:
     """Wait for the children of this process that have exited, except ``skip`` (the run's
     own process, which its Popen waits for).
@@ -310,9 +318,7 @@ def _wait_for_zombies(skip: int) -> None:
     during the run, and hand them to init after it. The runner starts one process at a time
     (``adb`` and the run itself, never side by side), so a zombie child here is the run's
     or one it left."""
-    if not _children_files:
-        _children_files.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
-    table = None if _children_files[0] else _parent_table()
+    table = _children_table()
     for pid in _children(os.getpid(), table):
         stat = _proc_stat(pid)
         if pid != skip and stat is not None and stat[1] == "Z":
@@ -323,9 +329,7 @@ def _wait_for_zombies(skip: int) -> None:
 def _descendants(root: int, spared: set[int]) -> set[int]:
     """Processes below ``root`` that are not zombies, leaving out ``spared`` and what is
     below them: the runner's own children from before the run are not the run's."""
-    if not _children_files:
-        _children_files.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
-    table = None if _children_files[0] else _parent_table()
+    table = _children_table()
     out: set[int] = set()
     todo = [c for c in _children(root, table) if c not in spared]
     while todo:
