@@ -136,18 +136,23 @@ class Cache:
             "new": None if entry.new is None else base64.b64encode(entry.new).decode(),
         }
         data = json.dumps({"key": key, "sha256": _checksum(payload), "payload": payload})
-        path = self._path(key)
-        import tempfile  # only when there is something to store
-
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, temporary = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(data)
-                os.replace(temporary, path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            store(self._path(key), data)
         except OSError:
             self.write_errors += 1
+
+
+def store(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so a reader sees
+    the whole file or the old one; its folder is made if missing. An OSError on failure."""
+    import tempfile  # only when there is something to store
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

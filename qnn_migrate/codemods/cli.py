@@ -235,6 +235,7 @@ def rewrite(
             else sys.stderr.isatty() and fmt == "text" and verbose - quiet >= 0
         )
         else None,
+        roots=tuple(paths),
     )
     report = RunReport(mode=mode, target=options.rule.target)
     if paths == ("-",):

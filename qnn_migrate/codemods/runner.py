@@ -28,6 +28,7 @@ from qnn_migrate.codemods.findings import Reason
 from qnn_migrate.codemods.options import RuleOptions
 from qnn_migrate.codemods.output import Mode, RunReport, Site
 from qnn_migrate.codemods.reexports import imported_here, reexport_scan
+from qnn_migrate.codemods.stat_index import StatIndex
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -51,7 +52,9 @@ class RunOptions:
     cache); ``progress``: called once per file done (None: no progress shown);
     ``file_progress``: called with a file's path and what its rewrite is doing, for files of
     :data:`LONG_FILE` bytes or more (None: not told; a function the worker processes can
-    import, as it is sent to them).
+    import, as it is sent to them); ``roots``: the paths named on the command line, whose
+    directories' clean files the cache remembers by their status
+    (``codemods/stat_index.py``).
     """
 
     rule: RuleOptions
@@ -60,6 +63,7 @@ class RunOptions:
     cache_dir: str | None = None
     progress: Callable[[], None] | None = None
     file_progress: Callable[[str, str], None] | None = None
+    roots: tuple[str, ...] = ()
 
 
 class Outcome(NamedTuple):
@@ -281,10 +285,15 @@ def run(paths: Sequence[str], options: RunOptions) -> list[Outcome]:
             flow=options.rule.flow,
         )
     )
+    index = None if cache is None else StatIndex.for_run(cache.directory, cache.salt, options.roots)
     mentioning: dict[str, tuple[bytes, os.stat_result]] = {}
     pool: ProcessPoolExecutor | None = None
     try:
         for path in paths:
+            if index is not None and index.unchanged(path):
+                outcomes[path] = Outcome(path)  # as it was when it was read, clean
+                tick()
+                continue
             try:
                 data, stat = files.read(path)
             except OSError as error:
@@ -293,6 +302,8 @@ def run(paths: Sequence[str], options: RunOptions) -> list[Outcome]:
                 continue
             if NEEDLE not in data:
                 outcomes[path] = Outcome(path)
+                if index is not None:
+                    index.found_clean(path, stat)
                 tick()
             else:
                 mentioning[path] = (data, stat)
@@ -336,6 +347,8 @@ def run(paths: Sequence[str], options: RunOptions) -> list[Outcome]:
                         cache.key_of_digest(item.digest, path, _context(path, rule)), item.entry
                     )
                 result.append(item)
+        if index is not None:
+            index.save()
         return result
     finally:
         if pool is not None:
