@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch_speedup
 
 from qnn_htp.fresh import FreshRunner, fresh_runner
 from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 from qnn_htp.session_cache import SessionCache
+
+torch_speedup.install()  # torch's bookkeeping accelerated, the same results (see its module)
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ STATE: AbiState | None = None
 
 def _prepare() -> AbiState:
     import torch  # noqa: F401  (first: see qnn_htp.abi)
+    import torch_speedup
     from executorch.backends.qualcomm.utils import qnn_sdk_setup, utils  # noqa: F401
     from executorch.extension.pybindings import portable_lib  # noqa: F401
 
@@ -28,6 +29,7 @@ def _prepare() -> AbiState:
     from qnn_htp.abi import install
 
     _read_cpu_vendor_once(qnn_sdk_setup)
+    torch_speedup.install(walk_now=True)  # every child inherits the walk (see torch_speedup)
     return install(Path(os.environ["QNN_SDK_ROOT"]))
 
 
