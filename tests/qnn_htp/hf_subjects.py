@@ -213,6 +213,35 @@ SUBJECTS: list[tuple[str, ...]] = [
 ]
 
 
+# transformers' modules the builders import (a lazy import of 2.6 s of CPU per process).
+MODELING = (
+    "llama",
+    "qwen2",
+    "qwen3",
+    "gemma",
+    "phi3",
+    "gpt2",
+    "bert",
+    "vit",
+    "whisper",
+    "mobilevit",
+)
+
+
+def preload() -> bool:
+    """Import the modeling modules of every architecture above, without building a model (so
+    no random state is used): the real-QNN fork server does it once and every child it forks
+    inherits them. False when transformers is not installed."""
+    import importlib
+
+    try:
+        for name in MODELING:
+            importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    except ImportError:
+        return False
+    return True
+
+
 def hf(name: str, precision: str | None = None) -> Subject:
     """Architecture ``name`` (a key of BUILDERS) in fp16, or quantized in ``precision``."""
     import torch

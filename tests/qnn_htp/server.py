@@ -2,8 +2,9 @@
 
 :mod:`qnn_htp.fresh` starts Python's multiprocessing fork server with this module preloaded
 and ``QNN_HTP_SERVER=1`` set. On import it then loads torch, ExecuTorch's QNN modules, the
-portable runtime and ``qnn_passes``, and installs the ABI bridge (:mod:`qnn_htp.abi`) for the
-root in ``QNN_SDK_ROOT``. Every child is a fork of that state: nothing was ever lowered in it,
+portable runtime, ``qnn_passes`` and transformers' model code (:func:`qnn_htp.hf_subjects.preload`),
+walks torch's CIA registrations once (``tests/torch_speedup.py``), and installs the ABI bridge
+(:mod:`qnn_htp.abi`) for the root in ``QNN_SDK_ROOT``. Every child is a fork of that state: nothing was ever lowered in it,
 so QNN's process-wide counters start where a fresh process starts them. In any other process
 importing this module does nothing.
 """
@@ -26,10 +27,12 @@ def _prepare() -> AbiState:
     from executorch.extension.pybindings import portable_lib  # noqa: F401
 
     import qnn_passes.api  # noqa: F401
+    from qnn_htp import hf_subjects
     from qnn_htp.abi import install
 
     _read_cpu_vendor_once(qnn_sdk_setup)
     torch_speedup.install(walk_now=True)  # every child inherits the walk (see torch_speedup)
+    hf_subjects.preload()  # and transformers' model code (imported, nothing built)
     return install(Path(os.environ["QNN_SDK_ROOT"]))
 
 
