@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from _pytest.mark.expression import Expression
+from hypothesis import settings
 
 TESTS = Path(__file__).resolve().parent
 # Folders whose every test needs the [passes] extra (torch, executorch), with the markers their
@@ -28,6 +29,12 @@ PASSES_FOLDERS = {
 if os.environ.get("QNN_SDK_ROOT"):
     os.environ.setdefault("QNN_HTP_SDK_ROOT", os.environ["QNN_SDK_ROOT"])
 os.environ["QNN_SDK_ROOT"] = ""
+
+# Property tests explore new examples on every local run (that is how they find bugs); under
+# CI=1 each test draws the same examples every run, so a red CI is never a roll of the dice.
+# A failure found locally is kept in hypothesis's example database and replayed first.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.hookimpl(hookwrapper=True)
