@@ -9,6 +9,11 @@ and imports nothing from qnn-migrate.
         --module executorch.backends.xnnpack.test.ops.test_abs --seed 1126 \\
         TestAbs.test_fp32_abs [the runner's own flags, ignored]
 
+or, to rerun tests by hand where qnn-migrate is installed in ExecuTorch's Python (the
+report's reproduction command)::
+
+    python -m qnn_migrate.bot.lab.other_backends --module ... TestAbs.test_fp32_abs
+
 ``setup_environment()`` (what the wrapper calls, as for ExecuTorch's QNN script) imports
 each ``--module``, puts its test classes in this module's namespace so that unittest finds
 ``TestAbs.test_fp32_abs`` here, seeds torch before every test (ExecuTorch's tests draw
@@ -41,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, help=argparse.SUPPRESS)
     for switch in RUNNER_SWITCHES:
         parser.add_argument(switch, action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("-v", "--verbose", action="store_true", help="unittest's -v")
     parser.add_argument("tests", nargs="*", help="TestClass.test_name")
     return parser
 
@@ -82,7 +88,7 @@ def setup_environment() -> list[str]:
     """Parse the command line, load the modules; unittest's argv (what the wrapper runs)."""
     args = _parser().parse_args(sys.argv[1:])
     load(args.module, args.seed, globals())
-    return [sys.argv[0], *args.tests]
+    return [sys.argv[0], *(["-v"] if args.verbose else []), *args.tests]
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qnn_migrate.bot import artifacts
-from qnn_migrate.bot.catalog import Catalog, Limits
+from qnn_migrate.bot.catalog import OTHER_BACKENDS_DRIVER, Catalog, Limits
 from qnn_migrate.bot.model import Shard
 from qnn_migrate.bot.pr import balance
 from qnn_migrate.bot.pr.commands import Command
@@ -68,6 +68,9 @@ def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str
         build_folder=shard.build_folder,
         matrix=shard.matrix,
     )
+    if str(OTHER_BACKENDS_DRIVER) in argv:  # this host's path means nothing where it reruns
+        at = argv.index(str(OTHER_BACKENDS_DRIVER))
+        argv[at : at + 1] = ["-m", "qnn_migrate.bot.lab.other_backends"]
     mode = mode_of(shard)
     if mode == PHONE:
         return argv

@@ -54,6 +54,9 @@ def test_setup_environment_binds_the_modules_tests_and_ignores_the_runner_flags(
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(other_backends, "TestStandIn", None, raising=False)
     assert other_backends.setup_environment() == ["other_backends.py", "TestStandIn.test_draw"]
+    # The runner's fallback adds -v (unittest's, passed on).
+    monkeypatch.setattr(sys, "argv", [*argv, "-v"])
+    assert other_backends.setup_environment()[1] == "-v"
     bound = other_backends.TestStandIn  # type: ignore[attr-defined]
     shipped = sys.modules[stand_in].TestStandIn
     assert issubclass(bound, shipped) and bound.__name__ == "TestStandIn"

@@ -16,6 +16,7 @@ from qnn_migrate.bot.pr.plan import (
     check_limits,
     device_matrix,
     plan_command,
+    repro_argv,
     select,
 )
 
@@ -128,3 +129,6 @@ def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
     assert not any(s.shard.enable_x86_64 for s in p.shards if s.shard.matrix == CONV)
     # And the device workflow's plan job takes the list that crossed the dispatch.
     assert len(device_matrix([s.shard for s in p.shards], catalog, sha=SHA, pr=9)["include"]) == 6
+    # Rerun by hand: the entry by module name, not the report host's path to it.
+    repro = repro_argv(catalog, other[0].shard, other[0].shard.tests[:1])
+    assert repro[:3] == ["python", "-m", "qnn_migrate.bot.lab.other_backends"]
