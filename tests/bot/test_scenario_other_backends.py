@@ -14,18 +14,21 @@ nightly path, then:
   ``get_attr`` (patched_shared_lift.py): conv1d is CHANGED and the change named is its
   signature (one more constant input: the replaced weight left behind); abs, whose program
   has no weight, and the portable test, which does not go through the patched function,
-  stay IDENTICAL.
+  stay IDENTICAL; `bot report --dry-run` renders that row and summary in the comment.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog
+from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard, Status
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.plan import Selection, plan
@@ -80,11 +83,17 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
     assert "other_backends.py" in command and "--device" not in command
     recorded = shard_programs(tmp_path / "base", shard)
     for test in (ABS, CONV1D):
-        ((method,),) = [p.methods for p in recorded[test].programs]
+        (program,) = recorded[test].programs
+        (method,) = program.methods
         assert [d.backend for d in method.delegates] == ["XnnpackBackend"], recorded[test]
         assert [t.dtype for t in method.inputs] == ["float32"] and method.constants == (0, 0)
-    ((portable,),) = [p.methods for p in recorded[PORTABLE].programs]
+        # The generic harness ran the program against eager: its outputs and their SNR.
+        outputs = program.outputs
+        assert outputs and all(o.snr_db is not None and o.snr_db > 30 for o in outputs), outputs
+    (program,) = recorded[PORTABLE].programs
+    (portable,) = program.methods
     assert portable.delegates == () and ("aten::view_copy.out", 5) in portable.outside
+    assert program.outputs is None  # this test compares outputs its own way: none recorded
     baselines = tmp_path / "baselines"
     assert program_baseline.record_night(baselines, [shard], tmp_path / "base", host["sha"]) == []
 
@@ -103,3 +112,27 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
         ),
         PORTABLE: (ProgramVerdict.IDENTICAL,),
     }
+    # The comment, rendered as for the QNN matrices: the row and the summary line.
+    (tmp_path / "planned.json").write_text(json.dumps([shard.to_dict()]))
+    body = tmp_path / "comment.md"
+    ran = CliRunner().invoke(
+        bot,
+        [
+            "report",
+            "--shards-file",
+            str(tmp_path / "planned.json"),
+            "--results-dir",
+            str(tmp_path / "patched"),
+            "--baseline-dir",
+            str(baselines),
+            "--dry-run",
+            "--body-out",
+            str(body),
+        ],
+        env={"GITHUB_REPOSITORY": "qnn-lab/executorch"},
+    )
+    assert ran.exit_code == 0, ran.output
+    text = body.read_text()
+    assert "2 identical to main's nightly" in text and "1 changed" in text
+    row = f"| SM8650 (x86 simulator) | `{CONV1D}` | 🔶 CHANGED | signature: constant inputs 0"
+    assert row in text, text
