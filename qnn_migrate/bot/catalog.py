@@ -435,13 +435,6 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
         if extra:
             problems.append(f"{w}: unknown key(s) {', '.join(extra)}")
 
-    problems += [
-        f"{where}: [matrices.{m.name}] has modules (other backends), which run on the simulator "
-        "tier only: add a [simulator] table"
-        for m in matrices.values()
-        if m.other_backends and (simulator is None or not simulator.socs)
-    ]
-
     if problems:
         raise CatalogError("\n".join(problems))
     return Catalog(

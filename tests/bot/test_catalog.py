@@ -97,7 +97,6 @@ def _doc() -> dict[str, object]:
             lambda d: d["matrices"]["other_backends"]["modules"].append("os; import x"),
             "modules must be dotted names under executorch",
         ),
-        (lambda d: d.pop("simulator"), "run on the simulator tier only: add a .simulator. table"),
     ],
 )
 def test_validation_names_the_problem(mutate: object, message: str, catalog: Catalog) -> None:

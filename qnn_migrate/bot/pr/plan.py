@@ -190,8 +190,13 @@ def plan(
         if sel.matrix in catalog.matrices and catalog.matrices[sel.matrix].other_backends
     }
     sim = catalog.simulator
-    if not other or sim is None or not sim.socs:  # the catalog refuses the latter two
+    if not other:
         return _shards(work, catalog, backend, seed, sha, pr, durations, simulator)
+    if sim is None or not sim.socs or not sim.runner_labels:
+        raise PlanError(
+            f"{', '.join(other)} runs on the simulator tier only, and this repository has none "
+            "([simulator] in the bot's config, with its socs and runner_labels)"
+        )
     kept = {soc: [s for s in sels if s.matrix not in other] for soc, sels in work.items()}
     kept = {soc: sels for soc, sels in kept.items() if sels}
     sim_backend = backend if backend in sim.backends else sim.backends[0]

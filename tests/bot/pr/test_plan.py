@@ -132,3 +132,18 @@ def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
     # Rerun by hand: the entry by module name, not the report host's path to it.
     repro = repro_argv(catalog, other[0].shard, other[0].shard.tests[:1])
     assert repro[:3] == ["python", "-m", "qnn_migrate.bot.lab.other_backends"]
+
+
+def test_other_backends_without_a_simulator_tier_are_refused_saying_why(catalog: Catalog) -> None:
+    from dataclasses import replace
+
+    command = parse("/qnn test other_backends", catalog)
+    assert command is not None
+    with pytest.raises(PlanError, match="other_backends runs on the simulator tier only"):
+        plan_command(
+            command,
+            select(command, catalog),
+            catalog=replace(catalog, simulator=None),
+            sha=SHA,
+            pr=9,
+        )
