@@ -11,6 +11,10 @@ ones, entry by entry) or replaces it (``extends = false``); ``replace = ["matric
 drops whole bundled tables before the overlay. Its ``registry`` (a path beside it) is the
 fork's own test registry, regenerated from its test_qnn_delegate.py with
 ``qnn-migrate matrix registry --from``; without one, the bundled registry is used.
+
+A matrix with ``modules`` is an *other-backends* matrix: its tests are ExecuTorch's own
+tests of other backends (XNNPACK, portable), found in those modules rather than in the QNN
+registry, run on the simulator tier only (no phone) through ``bot/lab/other_backends.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ OVERLAY_TABLES = (
 )
 ADOPTER_KEYS = frozenset({"schema", "extends", "replace", "registry", *OVERLAY_TABLES})
 MATRIX_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# An ExecuTorch test module an other-backends matrix imports (dotted, under executorch).
+TEST_MODULE_RE = re.compile(r"^executorch(\.[A-Za-z_][A-Za-z0-9_]{0,63}){1,12}$")
+# The entry that runs an other-backends matrix's tests (loaded by path, like junit_wrapper).
+OTHER_BACKENDS_DRIVER = Path(__file__).parent / "lab" / "other_backends.py"
 BACKEND_RE = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 ROLES = ("read", "triage", "write", "maintain", "admin")
 PLACEHOLDERS = (
@@ -70,6 +78,12 @@ class Matrix:
     tests: tuple[str, ...]
     guards: tuple[str, ...] = ()
     origin: str = ""
+    modules: tuple[str, ...] = ()
+
+    @property
+    def other_backends(self) -> bool:
+        """ExecuTorch's own tests of other backends: simulator hosts only, no registry."""
+        return bool(self.modules)
 
     @cached_property
     def _guard_res(self) -> tuple[re.Pattern[str], ...]:
@@ -166,6 +180,14 @@ class Catalog:
     def lab_socs(self) -> tuple[str, ...]:
         return tuple(name for name, soc in self.socs.items() if soc.in_lab)
 
+    def knows(self, matrix: str, test: str) -> bool:
+        """Whether ``test`` may run under ``matrix``: a registry id, or one the (other-backends)
+        matrix lists."""
+        found = self.matrices.get(matrix)
+        if found is not None and found.other_backends:
+            return test in found.tests
+        return test in self.test_ids
+
     def matrices_for_paths(self, paths: Iterable[str]) -> tuple[str, ...]:
         """Matrices whose guards match any of ``paths``, in data-file order."""
         wanted = list(paths)
@@ -181,8 +203,17 @@ class Catalog:
         host: str,
         device: str,
         build_folder: str | None = None,
+        matrix: str | None = None,
     ) -> list[str]:
-        """The test command as argv words; values replace whole words, never text in a shell."""
+        """The test command as argv words; values replace whole words, never text in a shell.
+
+        An other-backends ``matrix`` runs ``bot/lab/other_backends.py`` with its modules, in
+        the template's Python, instead of the QNN test script."""
+        found = self.matrices.get(matrix) if matrix is not None else None
+        if found is not None and found.other_backends:
+            python = self.command_template.split()[0]
+            modules = [w for m in found.modules for w in ("--module", m)]
+            return [python, str(OTHER_BACKENDS_DRIVER), *modules, "--seed", str(seed), *tests]
         values = {
             "${BUILD_FOLDER}": build_folder or self.defaults.build_folder,
             "${HOST_NAME}": host,
@@ -293,12 +324,20 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
             problems.append(f"{w}: name must match {MATRIX_NAME_RE.pattern}")
             continue
         tests = _strs(spec.get("tests", []), f"{w} tests")
+        modules = _strs(spec.get("modules", []), f"{w} modules")
+        bad_modules = [m for m in modules if not TEST_MODULE_RE.match(m)]
+        if bad_modules:
+            problems.append(
+                f"{w}: modules must be dotted names under executorch "
+                f"(executorch.backends.xnnpack.test.ops.test_abs), not {', '.join(bad_modules)}"
+            )
         if not tests:
             problems.append(f"{w}: lists no tests")
         malformed = [t for t in tests if not TEST_ID_RE.match(t)]
         if malformed:
             problems.append(f"{w}: malformed test id(s) {', '.join(malformed)}")
-        unknown_ids = [t for t in tests if TEST_ID_RE.match(t) and t not in ids]
+        # An other-backends matrix's tests live in its modules, not in the QNN registry.
+        unknown_ids = [t for t in tests if TEST_ID_RE.match(t) and t not in ids and not modules]
         for t in unknown_ids:
             hint = close_matches(t, ids, 1)
             problems.append(
@@ -314,6 +353,7 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
             tests=tests,
             guards=_strs(spec.get("guards", []), f"{w} guards"),
             origin=str(spec.get("origin", "")),
+            modules=modules,
         )
 
     d = _table(doc, "defaults", where)

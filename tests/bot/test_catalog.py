@@ -93,6 +93,10 @@ def _doc() -> dict[str, object]:
         (lambda d: d["limits"].update(max_socz=3), "unknown key"),
         (lambda d: d["policy"].update(run_roles=["owner"]), "unknown role"),
         (lambda d: d["nightly"].update(matrices=["nope"]), "unknown matrix nope"),
+        (
+            lambda d: d["matrices"]["other_backends"]["modules"].append("os; import x"),
+            "modules must be dotted names under executorch",
+        ),
     ],
 )
 def test_validation_names_the_problem(mutate: object, message: str, catalog: Catalog) -> None:
@@ -123,3 +127,53 @@ def test_guards_pick_matrices_from_changed_paths(catalog: Catalog) -> None:
     assert catalog.matrices_for_paths(["README.md"]) == ()
     assert glob_to_re("backends/**/_passes/*.py").match("backends/qualcomm/_passes/x.py")
     assert not glob_to_re("backends/*/x.py").match("backends/a/b/x.py")
+
+
+def test_other_backends_is_an_opt_in_simulator_matrix_of_executorch_modules(
+    catalog: Catalog,
+) -> None:
+    other = catalog.matrices["other_backends"]
+    assert other.other_backends and not catalog.matrices["canonicalize_conv"].other_backends
+    # Opt-in: no guards (`auto` never picks it), not in the nightly unless the config says so.
+    assert other.guards == () and "other_backends" not in catalog.nightly_matrices
+    assert all(m.startswith("executorch.") for m in other.modules)
+    # Its tests are not QNN registry ids; they are known under this matrix only.
+    abs_test = "TestAbs.test_fp32_abs"
+    assert abs_test in other.tests and abs_test not in catalog.test_ids
+    assert catalog.knows("other_backends", abs_test)
+    assert not catalog.knows("canonicalize_conv", abs_test)
+    assert not catalog.knows("other_backends", "TestQNNFloatingPointOperator.test_qnn_backend_abs")
+    argv = catalog.command_argv(
+        [abs_test],
+        soc="SM8650",
+        backend="htp",
+        seed=7,
+        host="h",
+        device="d",
+        matrix="other_backends",
+    )
+    assert argv[:2] == ["python", str(catalog_mod.OTHER_BACKENDS_DRIVER)]
+    assert catalog_mod.OTHER_BACKENDS_DRIVER.is_file()
+    assert argv[2:4] == ["--module", other.modules[0]] and argv[-3:] == ["--seed", "7", abs_test]
+    assert "--device" not in argv and "--host" not in argv
+
+
+@pytest.mark.passes
+def test_the_other_backends_tests_are_in_the_installed_executorch_modules(
+    catalog: Catalog,
+) -> None:
+    """Read from the modules' syntax trees (nothing imported): a renamed test fails here."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch")
+    assert spec is not None and spec.submodule_search_locations
+    root = Path(next(iter(spec.submodule_search_locations))).parent
+    other = catalog.matrices["other_backends"]
+    found: set[str] = set()
+    for module in other.modules:
+        tree = ast.parse((root / (module.replace(".", "/") + ".py")).read_text("utf-8"))
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            found.update(f"{cls.name}.{f.name}" for f in cls.body if isinstance(f, ast.FunctionDef))
+    assert set(other.tests) <= found, sorted(set(other.tests) - found)
+    assert "TestAbs.test_fp32_abs_typo" not in found  # the control: a name not there is not

@@ -72,7 +72,11 @@ def matrix_show(name: str, catalog_path: Path | None) -> None:
         seed=c.defaults.seed,
         host="${HOST_NAME}",
         device="${DEVICE_ID}",
+        matrix=m.name,
     )
+    if m.other_backends:
+        click.echo("modules: " + ", ".join(m.modules))
+        click.echo("runs on: the simulator tier only (no phone), opt-in")
     click.echo("command: " + " ".join(argv))
 
 

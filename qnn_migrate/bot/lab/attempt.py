@@ -47,6 +47,7 @@ def script_argv(
         host=shard.adb_host or "localhost",
         device=serial or "",
         build_folder=shard.build_folder,
+        matrix=shard.matrix,
     )
     if argv and Path(argv[0]).name in ("python", "python3"):
         argv[0] = settings.host.python

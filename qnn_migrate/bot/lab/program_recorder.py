@@ -15,8 +15,10 @@ code it would run without them and gets back exactly what it would get:
   block of the payload (for the tolerant comparison of payloads that vary between
   compiles), and the operators left outside delegates with their call counts;
 - ``_assert_outputs_equal(model_output, ref_output)`` of the harness's test base class
-  (ExecuTorch's QNN ``TestQNN``), where a test compares what the program computed with the
-  eager reference: a hash of each output and its SNR against the reference.
+  (ExecuTorch's QNN ``TestQNN``; for other backends' tests, the generic harness's
+  ``Tester``, where it is a static method), where a test compares what the program
+  computed with the eager reference: a hash of each output and its SNR against the
+  reference.
 
 A fingerprint that cannot be taken is recorded as an error for that program (and the
 harness goes on): the report then says "not fingerprinted" with the reason. The file is
@@ -290,6 +292,21 @@ class Recorder:
         hooked = 0
         for cls in _harness_classes(script_module):
             compare = cls.__dict__["_assert_outputs_equal"]
+            if isinstance(compare, staticmethod):  # the generic harness's Tester (XNNPACK...)
+
+                def assert_outputs_static(
+                    model_output: Any,
+                    ref_output: Any,
+                    *args: Any,
+                    _shipped: Any = compare,
+                    **kw: Any,
+                ) -> Any:
+                    recorder.on_outputs(model_output, ref_output)
+                    return _shipped.__func__(model_output, ref_output, *args, **kw)
+
+                setattr(cls, "_assert_outputs_equal", staticmethod(assert_outputs_static))  # noqa: B010
+                hooked += 1
+                continue
 
             def assert_outputs_equal(
                 case: Any, model_output: Any, ref_output: Any, *, _compare: Any = compare
@@ -329,7 +346,12 @@ class Recorder:
 def _harness_classes(script_module: Any) -> list[type]:
     """Classes that define ``_assert_outputs_equal``: in the script and the modules it loaded."""
     seen: dict[int, type] = {}
-    modules = [script_module, sys.modules.get("executorch.backends.qualcomm.tests.utils")]
+    modules = [
+        script_module,
+        sys.modules.get("executorch.backends.qualcomm.tests.utils"),
+        # The Tester of ExecuTorch's other backends' tests (XNNPACK, portable).
+        sys.modules.get("executorch.backends.test.harness.tester"),
+    ]
     for module in modules:
         for value in list(vars(module).values()) if module is not None else []:
             if isinstance(value, type) and "_assert_outputs_equal" in value.__dict__:

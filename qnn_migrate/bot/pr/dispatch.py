@@ -301,7 +301,7 @@ def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: i
     for soc, matrix, test in prior.failed:
         if soc not in catalog.socs or not catalog.socs[soc].in_lab:
             continue
-        if test not in catalog.test_ids:
+        if not catalog.knows(matrix, test):
             continue  # the registry changed since; such an id can no longer run
         grouped.setdefault((soc, matrix), []).append(test)
     for (soc, matrix), tests in grouped.items():

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qnn_migrate.bot import artifacts
-from qnn_migrate.bot.catalog import Catalog, Limits
+from qnn_migrate.bot.catalog import OTHER_BACKENDS_DRIVER, Catalog, Limits
 from qnn_migrate.bot.model import Shard
 from qnn_migrate.bot.pr import balance
 from qnn_migrate.bot.pr.commands import Command
@@ -66,7 +66,11 @@ def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str
         host="$ADB_HOST",
         device="$SERIAL",
         build_folder=shard.build_folder,
+        matrix=shard.matrix,
     )
+    if str(OTHER_BACKENDS_DRIVER) in argv:  # this host's path means nothing where it reruns
+        at = argv.index(str(OTHER_BACKENDS_DRIVER))
+        argv[at : at + 1] = ["-m", "qnn_migrate.bot.lab.other_backends"]
     mode = mode_of(shard)
     if mode == PHONE:
         return argv
@@ -176,7 +180,43 @@ def plan(
 ) -> Plan:
     """Shards for ``work`` (SoC -> selections), balanced by duration within each matrix.
 
-    ``simulator``: shards for the x86 simulator tier instead of phones."""
+    ``simulator``: shards for the x86 simulator tier instead of phones. An other-backends
+    matrix (``modules`` in the catalog) is planned once, on the simulator tier's first SoC
+    (its baseline's key), whatever SoCs the command names: no phone runs it."""
+    other = {
+        sel.matrix: sel
+        for sels in work.values()
+        for sel in sels
+        if sel.matrix in catalog.matrices and catalog.matrices[sel.matrix].other_backends
+    }
+    sim = catalog.simulator
+    if not other:
+        return _shards(work, catalog, backend, seed, sha, pr, durations, simulator)
+    if sim is None or not sim.socs or not sim.runner_labels:
+        raise PlanError(
+            f"{', '.join(other)} runs on the simulator tier only, and this repository has none "
+            "([simulator] in the bot's config, with its socs and runner_labels)"
+        )
+    kept = {soc: [s for s in sels if s.matrix not in other] for soc, sels in work.items()}
+    kept = {soc: sels for soc, sels in kept.items() if sels}
+    sim_backend = backend if backend in sim.backends else sim.backends[0]
+    on_sim = {sim.socs[0]: list(other.values())}
+    rest = _shards(kept, catalog, backend, seed, sha, pr, durations, simulator) if kept else None
+    sims = _shards(on_sim, catalog, sim_backend, seed, sha, pr, durations, True)
+    return Plan((rest.shards if rest else ()) + sims.shards)
+
+
+def _shards(
+    work: Mapping[str, Sequence[Selection]],
+    catalog: Catalog,
+    backend: str,
+    seed: int,
+    sha: str,
+    pr: int | None,
+    durations: Mapping[str, float] | None,
+    simulator: bool,
+) -> Plan:
+    """The shards of ``work``, all on phones or all on the simulator tier."""
     per_shard = catalog.limits.tests_per_shard
     shards: list[PlannedShard] = []
     if simulator:
@@ -335,11 +375,14 @@ def device_matrix(
             problems.append(f"{where}: unknown backend {s.backend[:20]!r}")
         if s.matrix != ADHOC and s.matrix not in catalog.matrices:
             problems.append(f"{where}: unknown matrix {s.matrix[:64]!r}")
-        unknown = [t for t in s.tests if t not in catalog.test_ids]
+        unknown = [t for t in s.tests if not catalog.knows(s.matrix, t)]
         if unknown:
             problems.append(
                 f"{where}: test id(s) not in the registry: {', '.join(u[:120] for u in unknown[:5])}"
             )
+        found = catalog.matrices.get(s.matrix)
+        if found is not None and found.other_backends and not s.enable_x86_64:
+            problems.append(f"{where}: matrix {s.matrix} runs on the simulator tier only")
         if len(s.tests) > limits.max_test_runs:
             problems.append(f"{where}: {len(s.tests)} tests, over {limits.max_test_runs}")
         if not 0 <= s.seed <= limits.max_seed:

@@ -27,7 +27,11 @@ def test_matrix_list_and_show() -> None:
     assert "lpai" in soc.output
     missing = runner.invoke(matrix, ["show", "canonicalize"])
     assert missing.exit_code == 2 and "did you mean canonicalize_conv" in missing.output
-    assert runner.invoke(matrix, ["check"]).output.startswith("ok: 2 matrices")
+    assert runner.invoke(matrix, ["check"]).output.startswith("ok: 3 matrices")
+    other = runner.invoke(matrix, ["show", "other_backends"])
+    assert "runs on: the simulator tier only" in other.output
+    assert "executorch.backends.xnnpack.test.ops.test_abs" in other.output
+    assert "other_backends.py --module" in other.output and "--device" not in other.output
 
 
 def test_matrix_check_reports_a_broken_data_file(tmp_path: Path) -> None:

@@ -9,7 +9,16 @@ import pytest
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import ModelError
 from qnn_migrate.bot.pr.commands import parse
-from qnn_migrate.bot.pr.plan import ADHOC, Plan, PlanError, check_limits, plan_command, select
+from qnn_migrate.bot.pr.plan import (
+    ADHOC,
+    Plan,
+    PlanError,
+    check_limits,
+    device_matrix,
+    plan_command,
+    repro_argv,
+    select,
+)
 
 SHA = "1" * 40
 CONV = "canonicalize_conv"
@@ -98,3 +107,43 @@ def test_limits(catalog: Catalog) -> None:
         check_limits(p, replace(catalog.limits, max_shards=1))
     with pytest.raises(PlanError, match="workflow_dispatch"):
         check_limits(p, replace(catalog.limits, max_dispatch_chars=100))
+
+
+def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
+    catalog: Catalog,
+) -> None:
+    p = _plan(f"/qnn test {CONV} other_backends --soc SM8650,SM8750", catalog)
+    sim = catalog.simulator
+    assert sim is not None
+    other = [s for s in p.shards if s.shard.matrix == "other_backends"]
+    assert [s.shard.id for s in other] == [
+        "sim-sm8650-other_backends-1",
+        "sim-sm8650-other_backends-2",
+    ]
+    assert all(s.shard.enable_x86_64 and s.runs_on == sim.runner_labels for s in other)
+    assert sorted(t for s in other for t in s.shard.tests) == sorted(
+        catalog.matrices["other_backends"].tests
+    )
+    # The QNN matrix still runs on both SoCs' phones.
+    assert {s.shard.soc for s in p.shards if s.shard.matrix == CONV} == {"SM8650", "SM8750"}
+    assert not any(s.shard.enable_x86_64 for s in p.shards if s.shard.matrix == CONV)
+    # And the device workflow's plan job takes the list that crossed the dispatch.
+    assert len(device_matrix([s.shard for s in p.shards], catalog, sha=SHA, pr=9)["include"]) == 6
+    # Rerun by hand: the entry by module name, not the report host's path to it.
+    repro = repro_argv(catalog, other[0].shard, other[0].shard.tests[:1])
+    assert repro[:3] == ["python", "-m", "qnn_migrate.bot.lab.other_backends"]
+
+
+def test_other_backends_without_a_simulator_tier_are_refused_saying_why(catalog: Catalog) -> None:
+    from dataclasses import replace
+
+    command = parse("/qnn test other_backends", catalog)
+    assert command is not None
+    with pytest.raises(PlanError, match="other_backends runs on the simulator tier only"):
+        plan_command(
+            command,
+            select(command, catalog),
+            catalog=replace(catalog, simulator=None),
+            sha=SHA,
+            pr=9,
+        )

@@ -74,10 +74,28 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
         ({"enable_x86_64": True}, "simulator shard ids start with 'sim-'"),
         ({"id": "sim-sm8650-x-1"}, "must not start with 'sim-'"),
         ({"soc": "SM8350", "id": "sm8350-x-1"}, None),
+        # Other backends: their own tests only, on the simulator tier only.
+        (
+            {"matrix": "other_backends", "id": "sim-sm8650-o-1", "enable_x86_64": True},
+            "not in the registry",
+        ),
+        (
+            {"matrix": "other_backends", "tests": ("TestAbs.test_fp32_abs",)},
+            "runs on the simulator tier only",
+        ),
+        (
+            {
+                "matrix": "other_backends",
+                "tests": ("TestAbs.test_fp32_abs",),
+                "id": "sim-sm8650-o-1",
+                "enable_x86_64": True,
+            },
+            None,
+        ),
     ],
 )
 def test_dispatched_fields_are_validated(change: dict[str, Any], words: str | None) -> None:
-    if words is None:  # a control: another lab SoC with the same tests is fine
+    if words is None:  # a control: the same shard made right is fine
         plan_mod.device_matrix([shard(**change)], CATALOG, sha=SHA, pr=7)
         return
     with pytest.raises(ValueError) as caught:

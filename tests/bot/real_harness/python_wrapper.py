@@ -14,6 +14,8 @@ named by ``--junit-xml``, as a host losing the job midway would.
 ``QNN_E2E_PATCH_CONV1D=1`` patches the seed's pass ``CanonicalizeConv`` (PatchedCanonicalizeConv):
 every conv1d it rewrites gets a ReLU after its squeeze, so exactly the tests that lower a
 conv1d lower another program (the control of the program fingerprints' comparison).
+``QNN_E2E_PATCH_SHARED_LIFT=1`` patches ExecuTorch's shared ``to_edge_transform_and_lower``
+(patched_shared_lift.py, PatchedSharedLift): the other-backends matrix's control.
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ def main() -> None:
     script = args[0]
     if os.environ.get("QNN_E2E_PATCH_CONV1D") == "1":  # the test run only, not the host checks
         patch_canonicalize_conv()
+    if os.environ.get("QNN_E2E_PATCH_SHARED_LIFT") == "1":  # likewise
+        from patched_shared_lift import patch_shared_lift
+
+        patch_shared_lift()
     sys.argv = args
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     runpy.run_path(script, run_name="__main__")

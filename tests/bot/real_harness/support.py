@@ -1,0 +1,128 @@
+"""An x86-simulator runner host over ExecuTorch 1.5.1's wheel, and `bot run-shard` on it.
+
+The host is what tests/bot/test_scenario_real_harness.py builds in its fixture: the wheel's
+``executorch`` package hard-linked into a git repository (never written to), first on
+``PYTHONPATH``; the real-QNN tier's SDK; the host's ``python`` is python_wrapper.py (the
+ABI bridge, and the switches that make a run go wrong on purpose); the native runner is
+the tier's QnnExecutorRunnerDouble.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from qnn_htp.sdk import QnnSdk
+
+from qnn_migrate.bot.cli.main import bot
+from qnn_migrate.bot.model import Shard
+
+from ..lab.support import GIT_ENV
+
+TESTS = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def make_host(root: Path, sdk: QnnSdk) -> dict[str, Any]:
+    """The host's config (TOML fields) and its checkout's commit, under ``root``."""
+    import executorch
+
+    package = Path(next(iter(executorch.__path__)))
+    parent = root / "checkout"
+    checkout = parent / "executorch"
+    parent.mkdir()
+    subprocess.run(["cp", "-al", str(package), str(checkout)], check=True)
+    env = {**os.environ, **GIT_ENV}
+    git = ["git", "-C", str(checkout)]
+    subprocess.run([*git, "init", "-q"], check=True, env=env)
+    # Only the harness is tracked: rev-parse needs a commit, not the 130 MB tree.
+    subprocess.run(
+        [*git, "add", "backends/qualcomm/tests/test_qnn_delegate.py"], check=True, env=env
+    )
+    subprocess.run([*git, "commit", "-q", "-m", "executorch 1.5.1"], check=True, env=env)
+    sha = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    python = root / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "python_wrapper.py"}" "$@"\n')
+    python.chmod(0o755)
+    runner = root / "qnn_executor_runner"
+    target = TESTS / "doubles" / "qnn_executor_runner_double.py"
+    runner.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{target}" "$@"\n')
+    runner.chmod(0o755)
+    qnn_env = sdk.environment()
+    pythonpath = os.pathsep.join(
+        [str(parent), str(TESTS), str(TESTS / "doubles" / "import_standins")]
+    )
+    return {
+        "root": root,
+        "sha": sha,
+        "config": {
+            "kind": "x86-simulator",
+            "executorch_dir": str(checkout),
+            "python": str(python),
+            "qnn_sdk_root": qnn_env["QNN_SDK_ROOT"],
+            "qnn_executor_runner": str(runner),
+            "build_folder": str(root / "build-x86"),
+            "state_dir": str(root / "state"),
+            "lifetime": "ephemeral",
+            "min_free_mb": 512,
+            "startup_timeout_s": 600.0,
+            "env": {
+                "PYTHONPATH": pythonpath,
+                "QNN_STAGING_DIR": qnn_env["QNN_STAGING_DIR"],
+                "LD_LIBRARY_PATH": qnn_env["LD_LIBRARY_PATH"],
+            },
+        },
+    }
+
+
+def _toml(config: dict[str, Any]) -> str:
+    lines, tables = [], []
+    for key, value in config.items():
+        if isinstance(value, dict):
+            tables.append(
+                f"[{key}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in value.items())
+            )
+        else:
+            lines.append(f"{key} = {json.dumps(value)}\n")
+    return "".join(lines) + "".join(tables)
+
+
+def run_shard(
+    host: dict[str, Any], shard: Shard, results: Path, env: dict[str, str] | None = None
+) -> Path:
+    """`bot run-shard` of ``shard`` on the host into ``results`` (``env``: added to the test
+    process's); the shard's result folder."""
+    root = Path(host["root"])
+    config = {**host["config"], "env": {**host["config"]["env"], **(env or {})}}
+    (root / f"{shard.id}.toml").write_text(_toml(config))
+    (root / f"{shard.id}.json").write_text(json.dumps(shard.to_dict()))
+    out = results / f"qnn-result-{shard.id}"
+    ran = CliRunner().invoke(
+        bot,
+        [
+            "run-shard",
+            "--shard",
+            str(root / f"{shard.id}.json"),
+            "--host-config",
+            str(root / f"{shard.id}.toml"),
+            "--out",
+            str(out),
+        ],
+        env={"QNN_SDK_ROOT": ""},
+        catch_exceptions=False,
+    )
+    assert ran.exit_code in (0, 1), ran.output
+    return out
+
+
+def statuses(out: Path) -> dict[str, tuple[str, str]]:
+    """Each test's status and message in the shard's result.json."""
+    doc = json.loads((out / "result.json").read_text())
+    return {r["test_id"]: (r["status"], r["message"]) for r in doc["results"]}
