@@ -197,6 +197,7 @@ def program_doc(
     outputs: list[dict[str, object]] | None = None,
     subtest: str = "",
     constants: tuple[int, int] = (0, 0),
+    backend: str = "QnnBackend",
 ) -> dict[str, object]:
     """One program entry of a ``programs.json`` test record."""
     doc: dict[str, object] = {
@@ -207,7 +208,7 @@ def program_doc(
                 "inputs": inputs if inputs is not None else [["x", "float32", [1, 3, 16]]],
                 "outputs": [["output_0", "float32", [1, 3, 16]]],
                 "constants": list(constants),
-                "delegates": [delegate_doc(p) for p in payloads],
+                "delegates": [delegate_doc(p, backend) for p in payloads],
                 "outside": outside or {},
             }
         ],

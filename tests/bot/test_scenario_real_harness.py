@@ -10,8 +10,10 @@ written to: the links share the venv's files), put first on ``PYTHONPATH`` so th
 2. with the runner's outputs made wrong, the same test ends FAIL with the harness's own
    message, and a host killed after it leaves the next test MISSING, never passed;
 3. the program recorder fingerprinted what the harness lowered (issue 21); the nightly path
-   stores the passing run as the simulator baseline, and the same tests run again with a
-   patched ``CanonicalizeConv`` (the control) are CHANGED exactly where a conv1d is lowered;
+   stores the passing run as the simulator baseline; the same tests run again at the same
+   commit are IDENTICAL, payloads and outputs byte for byte (the runner seeds each test with
+   the shard's seed), and run with a patched ``CanonicalizeConv`` (the control) are CHANGED
+   exactly where a conv1d is lowered;
 4. `bot report --dry-run` renders both into the comment, marked as simulator results,
    with the Programs section against that baseline
    (tests/bot/golden/real-harness-report.md, durations masked; regenerate with
@@ -37,7 +39,7 @@ from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard, Status
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
-from qnn_migrate.bot.programs import ProgramVerdict
+from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
 
 from .lab.support import GIT_ENV
 
@@ -185,6 +187,14 @@ def shard_of(host: dict[str, object], name: str) -> Shard:
     return Shard.from_dict(json.loads((Path(str(host["root"])) / f"{name}.json").read_text()))
 
 
+def delegate_hashes(test: TestPrograms) -> list[str]:
+    return [d.sha256 for p in test.programs for m in p.methods for d in m.delegates]
+
+
+def output_hashes(test: TestPrograms) -> list[str]:
+    return [o.sha256 for p in test.programs for o in p.outputs or ()]
+
+
 def check_programs(host: dict[str, object]) -> None:
     """What the recorder took from the harness, the nightly baseline, and the patched-pass control."""
     root = Path(str(host["root"]))
@@ -209,6 +219,20 @@ def check_programs(host: dict[str, object]) -> None:
         "sim-sm8650-pass-1: 1 test(s) not fingerprinted, kept from earlier nights "
         "(the test did not run to its end, so its programs are not all known)"
     ]
+    # The same tests at the same commit again: IDENTICAL, payloads byte for byte (the
+    # runner seeds each test with the shard's seed, so the weights and inputs repeat).
+    again = run_shard(host, "again", [ABS, CONV1D], qnn_executor_runner=str(host["good"]))
+    (group,), warnings = gather([shard_of(host, "again")], root / "results", baselines)
+    assert warnings == []
+    assert {c.test_id: c.verdict for c in group.comparisons} == {
+        ABS: ProgramVerdict.IDENTICAL,
+        CONV1D: ProgramVerdict.IDENTICAL,
+    }, group.comparisons
+    repeated = shard_programs(root / "results", shard_of(host, "again"))
+    for test in (ABS, CONV1D):
+        assert delegate_hashes(repeated[test]) == delegate_hashes(recorded[test]), test
+        assert output_hashes(repeated[test]) == output_hashes(recorded[test]), test
+    shutil.rmtree(again)
     patched = run_shard(
         host,
         "patched",
@@ -221,7 +245,12 @@ def check_programs(host: dict[str, object]) -> None:
     verdicts = {c.test_id: c for c in group.comparisons}
     assert verdicts[ABS].verdict is ProgramVerdict.IDENTICAL, verdicts[ABS]
     assert verdicts[CONV1D].verdict is ProgramVerdict.CHANGED, verdicts[CONV1D]
-    assert any("payload" in c for c in verdicts[CONV1D].changes), verdicts[CONV1D]
+    # What changed is named per subtest: each conv1d's delegate payload (the ReLU is in it).
+    changes = verdicts[CONV1D].changes
+    for where in ("program 1 (i=0): ", "program 2 (i=1): "):
+        assert any(c.startswith(f"{where}delegate 1 (QnnBackend) payload") for c in changes), (
+            changes
+        )
     shutil.rmtree(patched)
 
 

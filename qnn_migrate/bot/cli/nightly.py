@@ -192,6 +192,7 @@ def nightly_publish(
     if not SHA_RE.match(sha):
         fail(f"--sha {sha!r} is not 40 lowercase hex digits")
     planned, tonight = _tonight(shards_file, results_dir, sha)
+    programs, program_warnings = program_baseline.tonight(planned, results_dir)
     session = github_session()
     try:
         # The run's own creation time, which a re-run of its jobs keeps: re-running an
@@ -208,10 +209,18 @@ def nightly_publish(
             bot_login=session.settings.bot_login,
             window=window,
             branch=branch,
+            programs=programs,
         )
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
-    for warning in done.night.warnings:
+    for warning in [*done.night.warnings, *program_warnings, *done.program_warnings]:
         warn(warning)
     the_diff = done.night.diff(tonight, run)
-    _echo(done.action, the_diff, issue=done.issue, commit=done.commit, attempts=done.attempts)
+    _echo(
+        done.action,
+        the_diff,
+        issue=done.issue,
+        commit=done.commit,
+        attempts=done.attempts,
+        programs=list(done.program_files),
+    )

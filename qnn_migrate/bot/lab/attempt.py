@@ -131,6 +131,10 @@ def run_tests(
             # What the harness lowers, per test (bot/lab/program_recorder.py).
             "--programs",
             str(attempt_dir / PROGRAMS_FILE),
+            # The seed the script is given, applied before each test on every path (the
+            # harness applies it on none but the phone's; docs/bot.md, "Program fingerprints").
+            "--seed",
+            str(shard.seed),
             *command[1:],
         ]
     else:

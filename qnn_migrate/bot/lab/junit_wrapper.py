@@ -13,6 +13,16 @@ and rewrites the XML after every test, so a crash still leaves what ran before i
 XML records the test that is running (``running`` property) and, at the end,
 ``complete="true"``.
 
+With ``--seed N`` (the runner passes the seed it gave the script's own ``--seed``) the
+random generators the harness draws from (Python's ``random``, NumPy's and torch's, those
+already imported) are seeded with N as each test starts, after its class's ``setUpClass``.
+ExecuTorch 1.5.1's ``test_qnn_delegate.py`` applies its ``--seed`` only on the phone path
+and only once per class (``QnnConfig`` in ``setUpClass``); on the x86 and compile-only paths
+it never does, so every run drew new weights and inputs. Seeding each test makes what a
+test draws depend on the seed alone, not on the path or on which tests ran before it in
+its shard (a PR's shards and the nightly's group tests differently). What the tests check
+is unchanged.
+
 The per-test budget is an interval timer armed when a test starts (so importing the
 harness, about 10 s for ExecuTorch's, never counts) and re-fired every
 ``REFIRE_S`` after the budget is spent: unittest's ``subTest`` records an exception raised
@@ -30,6 +40,7 @@ import argparse
 import faulthandler
 import importlib.util
 import os
+import random
 import re
 import signal
 import sys
@@ -88,6 +99,7 @@ class XmlTestResult(unittest.TextTestResult):
     suite_name = "tests"
     per_test_timeout = 0.0
     recorder: Any = None  # program_recorder.Recorder when --programs is given
+    seed: int | None = None  # --seed: applied as each test starts
 
     def __init__(self, stream: Any, descriptions: bool, verbosity: int) -> None:
         super().__init__(stream, descriptions, verbosity)
@@ -135,6 +147,8 @@ class XmlTestResult(unittest.TextTestResult):
         case.started = time.perf_counter()
         self.running = case
         self.write()
+        if self.seed is not None:
+            seed_generators(self.seed)
         if self.recorder is not None:
             self.recorder.start(f"{case.classname.rsplit('.', 1)[-1]}.{case.name}", test)
         if self.per_test_timeout > 0:
@@ -241,6 +255,25 @@ class XmlTestResult(unittest.TextTestResult):
             self.fault = f"could not write {self.xml_path}: {exc}"
 
 
+def seed_generators(seed: int) -> list[str]:
+    """Seed the random generators a harness draws from; the names of those seeded.
+
+    Only modules already imported are seeded (importing torch here would cost a harness
+    that does not use it seconds per run). NumPy's legacy generator takes 32 bits.
+    """
+    random.seed(seed)
+    seeded = ["random"]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+        seeded.append("numpy")
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+        seeded.append("torch")
+    return seeded
+
+
 def _write_module_error(xml_path: str, suite: str, exc_type: str, message: str, text: str) -> None:
     """A run that never reached unittest: one module-level error, so nothing looks green."""
     result = XmlTestResult(open(os.devnull, "w"), False, 0)  # noqa: SIM115
@@ -287,6 +320,9 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
     parser.add_argument("--junit-xml", required=True, help="where to write the JUnit XML")
     parser.add_argument("--per-test-timeout", type=float, default=0.0, help="seconds; 0 = none")
     parser.add_argument("--programs", help="record a fingerprint of every lowered program here")
+    parser.add_argument(
+        "--seed", type=int, help="seed random, NumPy and torch with this as each test starts"
+    )
     parser.add_argument("script", help="the test script, e.g. backends/.../test_qnn_delegate.py")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -298,6 +334,7 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
     XmlTestResult.xml_path = args.junit_xml
     XmlTestResult.suite_name = suite
     XmlTestResult.per_test_timeout = args.per_test_timeout
+    XmlTestResult.seed = args.seed
 
     # The script's directory comes first on sys.path, as when it runs as a program.
     sys.path.insert(0, os.path.dirname(script))

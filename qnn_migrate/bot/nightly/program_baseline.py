@@ -131,17 +131,23 @@ def load(directory: Path, soc: str, simulator: bool) -> ProgramBaseline | None:
     return parse(artifacts.read_bytes(path, "a program baseline", MAX_BYTES), str(path))
 
 
+def dumps(baseline: ProgramBaseline) -> str:
+    """The file's text (what ``parse`` reads)."""
+    return json.dumps(baseline.to_dict(), separators=(",", ":")) + "\n"
+
+
 def save(directory: Path, baseline: ProgramBaseline) -> Path:
     path = directory / DIRECTORY / file_name(baseline.soc, baseline.simulator)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(baseline.to_dict(), separators=(",", ":")) + "\n")
+    path.write_text(dumps(baseline))
     return path
 
 
-def record_night(
-    baselines_dir: Path, planned: Sequence[Shard], results_dir: Path, sha: str
-) -> list[str]:
-    """Add tonight's fingerprints to each (SoC, tier) file; warnings for what was skipped."""
+Recorded = Mapping[tuple[str, bool], Mapping[str, TestPrograms]]
+
+
+def tonight(planned: Sequence[Shard], results_dir: Path) -> tuple[Recorded, list[str]]:
+    """Per (SoC, simulator?), the fingerprints tonight's shards recorded; warnings."""
     warnings: list[str] = []
     recorded: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
     for shard in planned:
@@ -153,12 +159,56 @@ def record_night(
                 f"{shard.id}: {len(skipped)} test(s) not fingerprinted, kept from earlier nights "
                 f"({got[skipped[0]].problem})"
             )
+    return recorded, warnings
+
+
+def record_files(
+    current: Mapping[str, bytes], recorded: Recorded, sha: str, where: str
+) -> tuple[dict[str, str], list[str]]:
+    """``recorded`` at ``sha`` added to the files of ``current`` (name -> bytes, as stored).
+
+    Returns the files that change (name -> new text) and warnings; a stored file that does
+    not parse starts that SoC's and tier's baseline again, with a warning.
+    """
+    files: dict[str, str] = {}
+    warnings: list[str] = []
     for (soc, simulator), tests in recorded.items():
-        try:
-            current = load(baselines_dir, soc, simulator)
-        except ArtifactError as exc:
-            warnings.append(f"{exc}; starting the {soc} {tier(simulator)} program baseline again")
-            current = None
-        base = current or ProgramBaseline(soc, simulator)
-        save(baselines_dir, base.updated(sha, tests))
-    return warnings
+        name = file_name(soc, simulator)
+        base = None
+        if name in current:
+            try:
+                base = parse(current[name], f"{where}/{name}")
+            except ArtifactError as exc:
+                warnings.append(
+                    f"{exc}; starting the {soc} {tier(simulator)} program baseline again"
+                )
+        after = (base or ProgramBaseline(soc, simulator)).updated(sha, tests)
+        if not after.tests:
+            continue  # nothing fingerprinted on this SoC and tier, ever: no file
+        text = dumps(after)
+        if current.get(name) != text.encode("utf-8"):
+            files[name] = text
+    return files, warnings
+
+
+def record_night(
+    baselines_dir: Path, planned: Sequence[Shard], results_dir: Path, sha: str
+) -> list[str]:
+    """Add tonight's fingerprints to each (SoC, tier) file; warnings for what was skipped."""
+    recorded, warnings = tonight(planned, results_dir)
+    folder = baselines_dir / DIRECTORY
+    current: dict[str, bytes] = {}
+    for soc, simulator in recorded:
+        path = folder / file_name(soc, simulator)
+        if path.is_file() and not path.is_symlink():
+            try:
+                current[path.name] = artifacts.read_bytes(path, "a program baseline", MAX_BYTES)
+            except ArtifactError as exc:
+                warnings.append(
+                    f"{exc}; starting the {soc} {tier(simulator)} program baseline again"
+                )
+    files, more = record_files(current, recorded, sha, str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return warnings + more

@@ -6,8 +6,9 @@ the ``NightlyGateway`` and then opens or updates the issue:
 
 1. Read the branch tip and its ``baselines/<SOC>.json`` files (a missing branch is an
    empty history).
-2. Record tonight into each planned SoC's history; unchanged files are not written (a
-   re-run of a recorded night changes nothing).
+2. Record tonight into each planned SoC's history, and tonight's program fingerprints into
+   ``baselines/programs/<SOC>-<tier>.json`` (program_baseline); unchanged files are not
+   written (a re-run of a recorded night changes nothing).
 3. Commit the changed files on top of that tip and move the branch, refusing anything but
    a fast-forward. A concurrent nightly that pushed first makes GitHub answer 422: read
    the new tip and record again on top of it, so neither night is dropped.
@@ -24,6 +25,7 @@ from qnn_migrate.bot.github.gateway import GatewayError, NightlyGateway, NotFast
 from qnn_migrate.bot.model import ShardResult
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 from qnn_migrate.bot.nightly import issue as issue_mod
+from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.baseline import BRANCH, DIRECTORY, RunInfo, SocBaseline
 
 PUSH_ATTEMPTS = 5
@@ -87,6 +89,8 @@ class Published:
     attempts: int  # branch updates tried (more than 1: lost a race and retried)
     action: issue_mod.IssueAction
     issue: int | None  # the issue created or edited
+    program_files: tuple[str, ...] = ()  # program baselines written ("<SOC>-<tier>.json")
+    program_warnings: tuple[str, ...] = ()
 
 
 def publish(
@@ -99,9 +103,15 @@ def publish(
     window: int | None = None,
     branch: str = BRANCH,
     attempts: int = PUSH_ATTEMPTS,
+    programs: program_baseline.Recorded | None = None,
 ) -> Published:
-    """Record tonight on the baselines branch (retrying lost races), then the issue."""
-    night, commit, tried = _push(gw, socs, results, run, window, branch, attempts)
+    """Record tonight on the baselines branch (retrying lost races), then the issue.
+
+    ``programs``: tonight's fingerprints per (SoC, simulator?), committed with the pass/fail
+    baselines in the same commit (``program_baseline.tonight`` reads them).
+    """
+    pushed = _push(gw, socs, results, run, window, branch, attempts, programs or {})
+    night, commit, tried, program_files, program_warnings = pushed
     action = issue_mod.plan_issue(night.diff(results, run), _existing(gw), bot_login)
     number: int | None = None
     if action.kind == "create":
@@ -110,7 +120,9 @@ def publish(
     elif action.kind == "update" and action.number is not None:
         gw.edit_issue(action.number, action.body)
         number = action.number
-    return Published(night, commit, tried, action, number)
+    return Published(
+        night, commit, tried, action, number, tuple(program_files), tuple(program_warnings)
+    )
 
 
 def _push(
@@ -121,20 +133,31 @@ def _push(
     window: int | None,
     branch: str,
     attempts: int,
-) -> tuple[Night, str | None, int]:
-    """(the night as recorded on the tip it was pushed on, the commit or None, tries)."""
+    programs: program_baseline.Recorded,
+) -> tuple[Night, str | None, int, list[str], list[str]]:
+    """(the night as recorded on the tip it was pushed on, the commit or None, tries,
+    the program baselines written, their warnings)."""
+    folder = f"{DIRECTORY}/{program_baseline.DIRECTORY}"
     for attempt in range(1, attempts + 1):
         tip = gw.branch_tip(branch)
         current = gw.read_directory(tip, DIRECTORY, MAX_BYTES) if tip else {}
         night = record_night(current, socs, results, run, window, f"{branch}:{DIRECTORY}")
-        if not night.files:
-            return night, None, attempt
+        stored = (
+            gw.read_directory(tip, folder, program_baseline.MAX_BYTES) if tip and programs else {}
+        )
+        program_files, warnings = program_baseline.record_files(
+            stored, programs, run.sha, f"{branch}:{folder}"
+        )
+        if not night.files and not program_files:
+            return night, None, attempt, [], warnings
         message = f"nightly baselines at {run.sha[:12]} ({run.date})"
         paths = {f"{DIRECTORY}/{name}": text for name, text in night.files.items()}
+        paths |= {f"{folder}/{name}": text for name, text in program_files.items()}
         try:
-            return night, gw.commit_files(branch, tip, paths, message), attempt
+            commit = gw.commit_files(branch, tip, paths, message)
         except NotFastForward:
             continue  # another run pushed first: record again on top of its commit
+        return night, commit, attempt, sorted(program_files), warnings
     raise GatewayError(
         f"{branch} moved under every one of {attempts} pushes; tonight is not recorded"
     )

@@ -178,3 +178,75 @@ def test_the_wrapper_exits_4_when_it_cannot_write_the_xml(lab: Lab) -> None:
     assert proc.returncode == 4, proc.stderr
     assert "could not write" in proc.stderr
     assert " ... ok" in proc.stderr  # the run went on; the -v text still has the outcome
+
+
+_DRAWING = """
+import json, os, random, sys, unittest
+
+def setup_environment():
+    return sys.argv[:1] + [a for a in sys.argv[1:] if not a.startswith("--")]
+
+class TestDraws(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        random.random()  # a class fixture that draws, as the harness's phone path seeds
+
+    def _draw(self):
+        with open(os.environ["DRAWS"], "a") as out:
+            out.write(json.dumps([self.id().rsplit(".", 1)[-1], random.random()]) + "\\n")
+
+    def test_a(self):
+        self._draw()
+
+    def test_b(self):
+        self._draw()
+"""
+
+
+def _draws(tmp_path: Path, name: str, tests: list[str], *seed: str) -> dict[str, float]:
+    import json
+
+    script = tmp_path / "test_drawing.py"
+    script.write_text(_DRAWING)
+    out = tmp_path / f"{name}.jsonl"
+    xml = str(tmp_path / f"{name}.xml")
+    proc = subprocess.run(
+        [sys.executable, str(WRAPPER), "--junit-xml", xml, *seed, str(script), *tests],
+        capture_output=True,
+        text=True,
+        env={"DRAWS": str(out), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return {k: v for k, v in (json.loads(line) for line in out.read_text().splitlines())}
+
+
+def test_seed_makes_each_tests_draws_independent_of_the_tests_before_it(tmp_path: Path) -> None:
+    both = _draws(tmp_path, "both", ["TestDraws.test_a", "TestDraws.test_b"], "--seed", "1126")
+    alone = _draws(tmp_path, "alone", ["TestDraws.test_b"], "--seed", "1126")
+    again = _draws(tmp_path, "again", ["TestDraws.test_a", "TestDraws.test_b"], "--seed", "1126")
+    assert both == again
+    assert alone["test_b"] == both["test_b"] == both["test_a"]
+    other = _draws(tmp_path, "other", ["TestDraws.test_b"], "--seed", "7")
+    assert other["test_b"] != both["test_b"]
+    # Control: without --seed each run, and each test, draws anew.
+    unseeded = _draws(tmp_path, "unseeded", ["TestDraws.test_a", "TestDraws.test_b"])
+    unseeded_again = _draws(tmp_path, "unseeded-again", ["TestDraws.test_a", "TestDraws.test_b"])
+    assert unseeded["test_a"] != unseeded["test_b"]
+    assert unseeded != unseeded_again
+
+
+@pytest.mark.passes
+def test_seed_generators_seeds_torch_and_numpy_once_imported() -> None:
+    import numpy
+    import torch
+
+    assert junit_wrapper.seed_generators(1126) == ["random", "numpy", "torch"]
+    first = (torch.rand(3), numpy.random.rand(3))
+    junit_wrapper.seed_generators(1126)
+    second = (torch.rand(3), numpy.random.rand(3))
+    assert torch.equal(first[0], second[0]) and (first[1] == second[1]).all()
+    # Control: a different seed draws differently.
+    junit_wrapper.seed_generators(1127)
+    assert not torch.equal(torch.rand(3), first[0])

@@ -24,6 +24,9 @@ from qnn_migrate.bot.pr.summary import summarize
 from qnn_migrate.bot.programs import Comparison, ProgramVerdict, parse_test
 
 from ..support import (
+    GOLDEN,
+    REGEN,
+    ROOT,
     SHA,
     baseline_for,
     check_golden,
@@ -198,3 +201,24 @@ def test_a_shard_without_programs_is_not_fingerprinted(catalog: Catalog, tmp_pat
     groups, _ = gather(shards, tmp_path, None)
     assert groups[0].comparisons[0].verdict is ProgramVerdict.NEW_PROGRAM
     assert copy.copy(groups[0].comparisons[1].note).startswith("the test did not run")
+
+
+DOCS = ROOT / "docs" / "bot.md"
+SAMPLE_BEGIN = (
+    "<!-- sample: the Programs section of tests/bot/golden/programs-report.md; "
+    "regenerated with QNN_REGEN_GOLDEN=1 -->"
+)
+SAMPLE_END = "<!-- end of sample -->"
+
+
+def test_docs_show_the_programs_section_of_the_golden_comment() -> None:
+    comment = (GOLDEN / "programs-report.md").read_text(encoding="utf-8")
+    section = "### Programs" + comment.split("\n### Programs", 1)[1].split("\n**Rerun:**", 1)[0]
+    block = f"{SAMPLE_BEGIN}\n\n````markdown\n{section.strip()}\n````\n\n{SAMPLE_END}"
+    docs = DOCS.read_text(encoding="utf-8")
+    head, rest = docs.split(SAMPLE_BEGIN, 1)
+    tail = rest.split(SAMPLE_END, 1)[1]
+    if REGEN:
+        DOCS.write_text(head + block + tail, encoding="utf-8")
+        docs = DOCS.read_text(encoding="utf-8")
+    assert docs == head + block + tail, f"{DOCS}: the sample differs from the golden's section"

@@ -1,0 +1,182 @@
+"""The cost of program fingerprints: one shard of ExecuTorch's harness with and without ``--programs``.
+
+    python benchmarks/bench_programs.py [--tests sample|seed|ID,ID...] [--repeat 2]
+                                        [--compile-only] [--json FILE]
+
+Runs one shard the way ``bot run-shard`` does on an x86-simulator host: ExecuTorch 1.5.1's
+own ``backends/qualcomm/tests/test_qnn_delegate.py`` under the runner's ``junit_wrapper.py``
+with ``--seed 1126``, the real QNN 2.51 compile (the libraries and ABI bridge of the
+real-QNN tier, tests/qnn_htp) and, with ``--enable_x86_64``, the real HTP simulator behind
+tests/doubles/qnn_executor_runner_double.py (the native runner's stand-in). Runs alternate,
+with the recorder (``--programs``) and without, ``--repeat`` times each, each in a new
+process. Reported per mode: the shard's wall and CPU time (the test process and its
+children: the runner double), the median of the runs; with the recorder, also its own time
+(``seconds`` in programs.json) and the artifact it adds (programs.json bytes).
+
+Then the recorded runs are compared with each other as the PR report compares a run with
+its baseline (``bot.programs.compare_all``): at one commit with the seed applied, every test
+should be IDENTICAL.
+
+``--tests``: ``sample`` (one test per class of the seed's matrices, 4 tests), ``seed`` (the
+seed's 27 tests, about 8 min per run on an idle 2-core machine) or test ids. ``--compile-only``
+lowers and fingerprints without running (the harness then errors in ``verify_output``,
+an upstream bug, after the fingerprint is taken), so outputs are not fingerprinted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+sys.path.insert(0, str(TESTS))
+SAMPLE = [
+    "TestQNNFloatingPointOperator.test_qnn_backend_conv1d",
+    "TestQNNQuantizedOperator.test_qnn_backend_linear_qat",
+    "TestQNNFloatingPointModel.test_qnn_backend_conv1d_relu_log_softmax",
+    "TestQNNQuantizedModel.test_qnn_backend_conv1d_relu_log_softmax",
+]
+SEED = 1126
+
+
+def seed_tests() -> list[str]:
+    data = tomllib.loads((ROOT / "qnn_migrate" / "bot" / "matrices.toml").read_text())
+    return [t for m in data["matrices"].values() for t in m["tests"]]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(
+    tests: list[str],
+    out: Path,
+    build: Path,
+    env: dict[str, str],
+    programs: bool,
+    compile_only: bool,
+) -> dict[str, Any]:
+    import executorch
+
+    from qnn_migrate.bot.lab import junit_wrapper
+
+    script = Path(next(iter(executorch.__path__))) / "backends/qualcomm/tests/test_qnn_delegate.py"
+    out.mkdir(parents=True)
+    argv = [
+        sys.executable,
+        str(TESTS / "bot" / "real_harness" / "python_wrapper.py"),
+        junit_wrapper.__file__,
+        "--junit-xml",
+        str(out / "junit.xml"),
+        *(["--programs", str(out / "programs.json")] if programs else []),
+        "--seed",
+        str(SEED),
+        str(script),
+        *tests,
+        *("--soc_model", "SM8650", "--backend", "htp", "--seed", str(SEED)),
+        *("--build_folder", str(build), "--artifact_dir", str(out / "artifacts")),
+        "--compile_only" if compile_only else "--enable_x86_64",
+    ]
+    cpu, wall = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=out, capture_output=True, text=True, check=False)
+    wall, cpu = time.perf_counter() - wall, _children_cpu() - cpu
+    (out / "stderr.txt").write_text(proc.stderr)
+    record: dict[str, Any] = {"programs": programs, "wall_s": wall, "cpu_s": cpu}
+    if programs:
+        path = out / "programs.json"
+        doc = json.loads(path.read_text()) if path.exists() else {}
+        record |= {"bytes": path.stat().st_size if path.exists() else 0}
+        record |= {"recorder_s": doc.get("seconds"), "doc": doc}
+    return record
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", default="sample")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--compile-only", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    tests = {"sample": SAMPLE, "seed": None}.get(args.tests) or args.tests.split(",")
+    tests = tests if args.tests != "seed" else seed_tests()
+
+    from qnn_htp import harness
+    from qnn_htp.sdk import ensure_sdk
+
+    from qnn_migrate.bot.programs import ProgramVerdict, compare_all, parse_programs
+
+    sdk = ensure_sdk()
+    env = {
+        **os.environ,
+        **sdk.environment(),
+        "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS / "doubles" / "import_standins")]),
+    }
+    env.pop("QNN_EXECUTOR_RUNNER", None)
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-programs-") as tmp:
+        root = Path(tmp)
+        build = root / "build-x86"
+        runner = build / harness.RUNNER
+        runner.parent.mkdir(parents=True)
+        runner.write_text(
+            "#!/bin/sh\n# QnnExecutorRunnerDouble: the native x86 qnn_executor_runner's stand-in.\n"
+            f'exec "{sys.executable}" "{harness.DOUBLES / "qnn_executor_runner_double.py"}" "$@"\n'
+        )
+        runner.chmod(0o755)
+        (build / "lib").mkdir()
+        for i in range(args.repeat):
+            for programs in (True, False):
+                name = f"{'with' if programs else 'without'}-{i + 1}"
+                record = run_once(tests, root / name, build, env, programs, args.compile_only)
+                runs.append(record)
+                print(
+                    f"{name}: {record['wall_s']:.1f} s wall, {record['cpu_s']:.1f} s CPU"
+                    + (
+                        f", programs.json {record['bytes']:,} bytes, recorder "
+                        f"{record['recorder_s']} s"
+                        if programs
+                        else ""
+                    ),
+                    flush=True,
+                )
+    recorded = [r for r in runs if r["programs"]]
+    verdicts: dict[str, int] = {}
+    if len(recorded) >= 2:
+        first, second = (parse_programs(r["doc"], tests) for r in recorded[:2])
+        for c in compare_all(first, second, tests):
+            verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
+            if c.verdict is not ProgramVerdict.IDENTICAL:
+                print(f"  {c.test_id}: {c.verdict.value} {c.note} {'; '.join(c.changes)[:300]}")
+    summary: dict[str, Any] = {"tests": len(tests), "compile_only": args.compile_only}
+    for mode in (True, False):
+        chosen = [r for r in runs if r["programs"] is mode]
+        key = "with" if mode else "without"
+        summary[key] = {
+            "wall_s": round(statistics.median(r["wall_s"] for r in chosen), 1),
+            "cpu_s": round(statistics.median(r["cpu_s"] for r in chosen), 1),
+        }
+    summary["with"] |= {
+        "programs_bytes": max(r["bytes"] for r in recorded),
+        "recorder_s": max(float(r["recorder_s"] or 0) for r in recorded),
+    }
+    summary["second_run_vs_first"] = verdicts
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
