@@ -504,8 +504,15 @@ def test_any_review_fits_what_github_accepts(
     assert len(plan.body) <= MAX_BODY_CHARS
     assert len(plan.comments) <= MAX_COMMENTS
     assert all(len(c.body) <= MAX_COMMENT_CHARS for c in plan.comments)
-    if files * sites > 300 or skipped > 300:
-        assert "not shown" in plan.body or "not listed" in plan.body
+    # What is left out is said: fewer table rows than files, or fewer listed sites than
+    # sites left, and the body says how many more there are.
+    lines = plan.body.splitlines()
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| file |")]
+    if sum(1 for row in rows if not row.startswith("| … |")) < files + skipped:
+        assert "more rows not shown" in plan.body
+    items = [line for line in lines if line.startswith(("- `", "- …"))]
+    if sum(1 for item in items if item.startswith("- `")) < files * sites:
+        assert "more sites left, not listed" in plan.body
 
 
 def test_files_with_odd_names_are_listed_and_the_local_command_covers_them(
