@@ -12,7 +12,8 @@ The helper is ExecuTorch 1.5.1's ``to_edge_transform_and_lower_to_qnn`` body
 call passes, the one-module body when every call passes one module (the wrapper's per-method
 loop otherwise), the per-method selection of an argument only when some call may pass a
 dict keyed by method, and the intermediate-dump guard only when some call may lower several
-methods. One module, ``_lower_to_qnn(model, inputs, specs)``::
+methods with specs that may ask for dumps (specs from ``generate_qnn_executorch_compiler_spec``
+without ``dump_intermediate_outputs`` cannot). One module, ``_lower_to_qnn(model, inputs, specs)``::
 
     def _lower_to_qnn(module, inputs, compiler_specs):
         \"\"\"to_edge_transform_and_lower_to_qnn of ExecuTorch 1.5.1, for this file's calls.\"\"\"
@@ -96,6 +97,7 @@ class CallFacts:
     methods: int | None  # how many methods a dict display of ``module`` names
     shapes: Mapping[str, str]  # per-method parameter passed -> SHARED, PER_METHOD or CHECK
     specs_is_dict: bool | None  # ``compiler_specs`` always a dict (True), never (False)
+    never_dumps: bool = False  # ``compiler_specs`` cannot turn intermediate dumps on
 
 
 def forward_value(node: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -146,6 +148,7 @@ def call_facts(bound: BoundCall, knowledge: Knowledge, per_method: Sequence[str]
         methods=1 if one else size,
         shapes=shapes,
         specs_is_dict=specs_is_dict,
+        never_dumps=knowledge.never_dumps(specs),
     )
 
 
@@ -353,7 +356,7 @@ class _Helper:
 
     def methods(self) -> None:
         """Some call may lower a dict of methods: the wrapper's loop."""
-        if any(not c.one_method and c.methods != 1 for c in self.calls):
+        if any(self.guarded(c) for c in self.calls):
             self.dump_guard()
         if not all(c.module_is_dict for c in self.calls):
             self.line("if not isinstance(module, dict):")
@@ -382,10 +385,16 @@ class _Helper:
         self.line(f"with {self.ref('QnnManagerContext')}({specs}):")
         self.emit("return ", self.lower("programs", Text("partitioners")), 2)
 
+    @staticmethod
+    def guarded(call: CallFacts) -> bool:
+        """The wrapper's dump guard can fail for this call: several methods, and specs that
+        may ask for intermediate dumps."""
+        return not call.one_method and call.methods != 1 and not call.never_dumps
+
     def dump_guard(self) -> None:
         """The wrapper's check that a spec asking for intermediate dumps lowers one method."""
         self.line("if isinstance(module, dict) and len(module) != 1:")
-        kinds = {c.specs_is_dict for c in self.calls if not c.one_method and c.methods != 1}
+        kinds = {c.specs_is_dict for c in self.calls if self.guarded(c)}
         depth = 2
         if kinds == {False}:
             spec = "compiler_specs"
