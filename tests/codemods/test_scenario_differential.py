@@ -402,6 +402,30 @@ FOUND = [
             )
         ]
     ),
+    # executorch: the dump guard written for one call (specs a dict) runs for another whose
+    # specs (a list the factory made) it was not written for
+    Script(
+        [
+            Site(
+                0,
+                params={"module_0": 'Net("m")', "flag": "True"},
+                call_args=[
+                    "module=module_0",
+                    'inputs={"other0": (X1,)}',
+                    'compiler_specs={"forward": SPECS}',
+                ],
+            ),
+            Site(
+                1,
+                params={"flag": "True"},
+                call_args=[
+                    'module={"forward": Net("forward"), "encode": Net("encode")}',
+                    'inputs={"forward": (X1,), "encode": (X2,)}',
+                    'compiler_specs=generate_qnn_executorch_compiler_spec("SM8650")',
+                ],
+            ),
+        ]
+    ),
 ]
 
 
@@ -409,6 +433,7 @@ def differential(target: str, flow: str | None, config: settings = SETTINGS) -> 
     @config
     @given(scripts())
     @example(FOUND[0])
+    @example(FOUND[1])
     def check_scripts(script: Script) -> None:
         check(script, target, flow)
 

@@ -394,7 +394,8 @@ class _Helper:
     def dump_guard(self) -> None:
         """The wrapper's check that a spec asking for intermediate dumps lowers one method."""
         self.line("if isinstance(module, dict) and len(module) != 1:")
-        kinds = {c.specs_is_dict for c in self.calls if self.guarded(c)}
+        # Every call that may reach the guard, not only those it was written for.
+        kinds = {c.specs_is_dict for c in self.calls if not c.one_method and c.methods != 1}
         depth = 2
         if kinds == {False}:
             spec = "compiler_specs"
