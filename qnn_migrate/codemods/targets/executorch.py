@@ -58,6 +58,7 @@ from qnn_migrate.codemods.layout import (
     Expr,
     Printer,
     Text,
+    has_comment,
 )
 from qnn_migrate.codemods.targets.site import Knowledge
 
@@ -101,8 +102,9 @@ class CallFacts:
 
 
 def forward_value(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``X`` of a ``{"forward": X}`` display: the wrapper treats it exactly as ``X`` alone."""
-    if not (isinstance(node, cst.Dict) and len(node.elements) == 1):
+    """``X`` of a ``{"forward": X}`` display: the wrapper treats it exactly as ``X`` alone
+    (None when a comment is written in the display: the call keeps it, comment and all)."""
+    if not (isinstance(node, cst.Dict) and len(node.elements) == 1) or has_comment(node):
         return None
     element = node.elements[0]
     if (
