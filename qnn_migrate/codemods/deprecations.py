@@ -112,7 +112,9 @@ def parse_catalog(text: str) -> Catalog:
         targets = []
         for j, target in enumerate(raw.get("target", [])):
             at = f"{where}.target[{j}]"
-            first_use = _strings(target, "first_use", at)
+            # Optional: a target that calls a function with the user's own arguments (which
+            # Python evaluates before the function runs) moves none of them.
+            first_use = _strings(target, "first_use", at) if "first_use" in target else parameters
             if sorted(first_use) != sorted(parameters):
                 raise DeprecationDataError(
                     f"{DATA_FILE}: {at}.first_use must name every parameter exactly once"
