@@ -56,7 +56,9 @@ from qnn_migrate.codemods.layout import (
     Conditional,
     Display,
     Expr,
+    Join,
     Printer,
+    Seq,
     Text,
     has_comment,
 )
@@ -331,9 +333,9 @@ class _Helper:
         torch = self.import_name("torch", "")
         self.emit("program = ", CallSpec(f"{torch}.export.export", tuple(args)), depth)
 
-    def pass_manager(self, depth: int) -> None:
+    def pass_manager(self, partitioner: str, depth: int) -> None:
         cls = self.ref("get_qnn_pass_manager_cls")
-        self.line(f"pass_manager = {cls}(partitioner.backend)()", depth)
+        self.line(f"pass_manager = {cls}({partitioner}.backend)()", depth)
 
     # -- the two bodies -------------------------------------------------------------------
     def one_module(self) -> None:
@@ -349,7 +351,7 @@ class _Helper:
                 self.line(f'{param} = {param}["forward"]', 2)
         self.emit("partitioner = ", self.partitioner("compiler_specs"))
         self.export("module", lambda p: p, 1)
-        self.pass_manager(1)
+        self.pass_manager("partitioner", 1)
         self.line("program = pass_manager.transform_for_export_pipeline(program)")
         self.emit("passes = ", self.passes_call("program", "compiler_specs", lambda p: p))
         context = self.ref("QnnManagerContext")
@@ -373,14 +375,16 @@ class _Helper:
         def ref(param: str) -> str:
             return param if shapes.get(param, SHARED) == SHARED else f"{param}[name]"
 
-        self.line("programs, passes, partitioners = {}, {}, {}")
+        # As the wrapper: every method's partitioner made before the first export.
+        made = Display("[", "]", (self.partitioner(ref("compiler_specs")),))
+        each = Join(" for ", (Seq((Text("name: "), made)), Text("name in module")))
+        self.emit("partitioners = ", Display("{", "}", (each,)))
+        self.line("programs, passes = {}, {}")
         self.line("for name, method in module.items():")
-        self.emit("partitioner = ", self.partitioner(ref("compiler_specs")), 2)
         self.export("method", ref, 2)
-        self.pass_manager(2)
+        self.pass_manager("partitioners[name][0]", 2)
         self.line("programs[name] = pass_manager.transform_for_export_pipeline(program)", 2)
         self.emit("passes[name] = ", self.passes_call("program", ref("compiler_specs"), ref), 2)
-        self.line("partitioners[name] = [partitioner]", 2)
         specs = "compiler_specs"
         if shapes["compiler_specs"] == SHARED:
             specs = "dict.fromkeys(module, compiler_specs)"
