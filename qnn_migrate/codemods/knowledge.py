@@ -39,8 +39,12 @@ class Knowledge:
         qualified: Callable[[cst.CSTNode], set[str]],
         scope: Callable[[cst.CSTNode], Scope | None],
         parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+        keeps_arguments: frozenset[str] = frozenset(),
     ) -> None:
+        """``keeps_arguments``: qualified names of callables that change none of their
+        arguments (the deprecated function: a value passed to it is still what it was)."""
         self.evidence = evidence
+        self._keeps_arguments = keeps_arguments
         self._qualified = qualified
         self._scope = scope
         self._parent = parent
@@ -121,8 +125,8 @@ class Knowledge:
     def never_dumps(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """True if the value is compiler specs that a known factory made without turning
         intermediate dumps on (``[[evidence.dump_switches]]``), directly or through a name
-        assigned once whose other uses cannot change the list: reads, or arguments of the
-        old function's calls (which do not change it)."""
+        assigned once whose other uses cannot change the list: reads, or arguments of
+        ``keeps_arguments``' calls."""
         if depth > _MAX_DEPTH:
             return False
         if isinstance(node, cst.Name):
@@ -162,14 +166,13 @@ class Knowledge:
         return True
 
     def _old_call_argument(self, use: cst.CSTNode) -> bool:
-        """``use`` is an argument of a call of the old function (by its plain name)."""
+        """``use`` is an argument of a call of a function in ``keeps_arguments``."""
         arg = self._parent(use)
         call = self._parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(call, cst.Call):
             return False
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        return name == "to_edge_transform_and_lower_to_qnn"
+        names = self._qualified(call.func)
+        return bool(names) and names <= self._keeps_arguments
 
     def _value_of(self, name: cst.Name, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
         """The value ``name`` holds where it is read: its only assignment's, or else the

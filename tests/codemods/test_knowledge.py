@@ -10,7 +10,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from qnn_migrate.codemods.deprecations import catalog
+from qnn_migrate.codemods.deprecations import catalog, lower_to_qnn
 from qnn_migrate.codemods.knowledge import Knowledge
 
 
@@ -93,6 +93,7 @@ def test_knowledge_of_specs_that_never_dump() -> None:
             lambda node: {q.name for q in metadata.get_metadata(QualifiedNameProvider, node, ())},
             lambda node: metadata.get_metadata(ScopeProvider, node, None),
             lambda node: metadata.get_metadata(ParentNodeProvider, node, None),
+            keeps_arguments=lower_to_qnn().qualified_names,
         )
         found = [knowledge.never_dumps(e.value) for e in values.elements]
     assert found == [True, True, False, False, True, False, False, False]

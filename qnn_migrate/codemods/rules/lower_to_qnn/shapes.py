@@ -54,6 +54,7 @@ class SiteWriter:
             lambda node: {q.name for q in ctx.qualified(node)},
             ctx.scope,
             ctx.parent,
+            keeps_arguments=ctx.deprecation.qualified_names,
         )
         text = ctx.module_text or ctx.source or ctx.tree.code
         self.words = frozenset(_WORD.findall(text))
