@@ -64,6 +64,8 @@ class Evidence:
     not_dict_annotations: frozenset[str]
     dict_annotations: frozenset[str]
     module_bases: frozenset[str]
+    # (compiler-spec factory's qualified name, its switch for intermediate dumps, position)
+    dump_switches: tuple[tuple[str, str, int], ...] = ()
 
     def is_not_dict_result(self, qualified_name: str) -> bool:
         """True if calling ``qualified_name`` never returns a dict."""
@@ -110,7 +112,9 @@ def parse_catalog(text: str) -> Catalog:
         targets = []
         for j, target in enumerate(raw.get("target", [])):
             at = f"{where}.target[{j}]"
-            first_use = _strings(target, "first_use", at)
+            # Optional: a target that calls a function with the user's own arguments (which
+            # Python evaluates before the function runs) moves none of them.
+            first_use = _strings(target, "first_use", at) if "first_use" in target else parameters
             if sorted(first_use) != sorted(parameters):
                 raise DeprecationDataError(
                     f"{DATA_FILE}: {at}.first_use must name every parameter exactly once"
@@ -146,8 +150,21 @@ def parse_catalog(text: str) -> Catalog:
             not_dict_annotations=frozenset(_strings(evidence, "not_dict_annotations", "evidence")),
             dict_annotations=frozenset(_strings(evidence, "dict_annotations", "evidence")),
             module_bases=frozenset(_strings(evidence, "module_bases", "evidence")),
+            dump_switches=_dump_switches(evidence),
         ),
     )
+
+
+def _dump_switches(evidence: dict[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    """``[[evidence.dump_switches]]``: factory, parameter, position."""
+    found = []
+    for i, raw in enumerate(evidence.get("dump_switches", [])):
+        where = f"evidence.dump_switches[{i}]"
+        position = raw.get("position") if isinstance(raw, dict) else None
+        if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+            raise DeprecationDataError(f"{DATA_FILE}: {where}: `position` must be an integer >= 0")
+        found.append((_string(raw, "factory", where), _string(raw, "parameter", where), position))
+    return tuple(found)
 
 
 @cache

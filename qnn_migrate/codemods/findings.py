@@ -101,11 +101,14 @@ ORDER_LOOP_VARIABLE = Reason(
     "assigned to names before this statement. Turn {where} into a statement of its own (a "
     f"`for` loop or a `def`) that calls {OLD}, then run again",
 )
-EXECUTORCH_EXPRESSION = Reason(
-    "QM109",
-    f"--target executorch needs the {OLD} call in a statement of its own (it becomes several "
-    "statements); here it is in {where}. Assign the result to a name in its own "
-    "statement, or use the default target (--target qnn-passes)",
+# QM109 (--target executorch: a call inside an expression) is no longer reported: that
+# target now rewrites every call where it sits. The code stays retired, never reused.
+EXECUTORCH_NOT_WHOLE = Reason(
+    "QM111",
+    f"this {OLD} call is left as it is: --target executorch migrates a file's calls all "
+    "together or not at all, and the call(s) at line(s) {lines} cannot be rewritten (see "
+    "their own reasons). Fix those, then run again; or use the default target "
+    "(--target qnn-passes), which rewrites the others",
 )
 
 

@@ -39,8 +39,12 @@ class Knowledge:
         qualified: Callable[[cst.CSTNode], set[str]],
         scope: Callable[[cst.CSTNode], Scope | None],
         parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+        keeps_arguments: frozenset[str] = frozenset(),
     ) -> None:
+        """``keeps_arguments``: qualified names of callables that change none of their
+        arguments (the deprecated function: a value passed to it is still what it was)."""
         self.evidence = evidence
+        self._keeps_arguments = keeps_arguments
         self._qualified = qualified
         self._scope = scope
         self._parent = parent
@@ -117,6 +121,58 @@ class Knowledge:
             value = self._value_of(node, target)
             return None if value is None else self.dict_keys(value, depth + 1)
         return literal_keys(node)
+
+    def never_dumps(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """True if the value is compiler specs that a known factory made without turning
+        intermediate dumps on (``[[evidence.dump_switches]]``), directly or through a name
+        assigned once whose other uses cannot change the list: reads, or arguments of
+        ``keeps_arguments``' calls."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(node, cst.Name):
+            binding = self._single_binding(node)
+            if binding is None or not all(
+                _reads_only(a.node, node, self._parent) or self._old_call_argument(a.node)
+                for a in binding.references
+            ):
+                return False
+            if isinstance(binding.scope, GlobalScope):
+                self.followed.add(node.value)
+            target = binding.node
+            assert isinstance(target, cst.CSTNode)
+            value = self._assigned_value(target)
+            return value is not None and self.never_dumps(value, depth + 1)
+        if not isinstance(node, cst.Call):
+            return False
+        names = self._qualified(node.func)
+        switches = {(p, i) for f, p, i in self.evidence.dump_switches if f in names}
+        if (
+            not names
+            or len(switches) != 1
+            or not names <= {f for f, _, _ in self.evidence.dump_switches}
+        ):
+            return False
+        ((parameter, position),) = switches
+        positional = 0
+        for arg in node.args:
+            if arg.star:
+                return False
+            if arg.keyword is None:
+                if positional == position and not _is_false(arg.value):
+                    return False
+                positional += 1
+            elif arg.keyword.value == parameter and not _is_false(arg.value):
+                return False
+        return True
+
+    def _old_call_argument(self, use: cst.CSTNode) -> bool:
+        """``use`` is an argument of a call of a function in ``keeps_arguments``."""
+        arg = self._parent(use)
+        call = self._parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return False
+        names = self._qualified(call.func)
+        return bool(names) and names <= self._keeps_arguments
 
     def _value_of(self, name: cst.Name, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
         """The value ``name`` holds where it is read: its only assignment's, or else the
@@ -265,6 +321,10 @@ def _reads_only(
         case cst.For(iter=value) | cst.CompFor(iter=value) if value is use:
             return True
     return False
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
 
 
 def literal_keys(node: cst.BaseExpression) -> frozenset[str] | None:

@@ -101,7 +101,8 @@ class _CommentFinder(cst.CSTVisitor):
         self.found = True
 
 
-def _has_comment(node: cst.CSTNode) -> bool:
+def has_comment(node: cst.CSTNode) -> bool:
+    """True if a comment is written anywhere inside ``node``."""
     finder = _CommentFinder()
     node.visit(finder)
     return finder.found
@@ -191,7 +192,7 @@ class Printer:
         if isinstance(expr, Source):
             code = self.module.code_for_node(expr.node)
             multiline = "\n" in code or "\r" in code
-            return None if multiline or ("#" in code and _has_comment(expr.node)) else code
+            return None if multiline or ("#" in code and has_comment(expr.node)) else code
         if isinstance(expr, Seq | Display | Conditional | Join):
             parts = self._flat_all(
                 expr.parts

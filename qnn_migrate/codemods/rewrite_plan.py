@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -22,6 +23,11 @@ class RewritePlan:
     """Everything a rule wants changed in one module."""
 
     calls: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
+    # calls that only change the function they call: -> (the new name, the index of an
+    # argument `{"forward": X}` that becomes `X`, or None)
+    renamed: dict[cst.Call, tuple[str, int | None]] = field(default_factory=dict)
+    # module-level statements -> text of a definition to put right before them
+    definitions: dict[cst.BaseStatement, str] = field(default_factory=dict)
     # names replaced by others (an availability test moved to the new import's name)
     names: dict[cst.Name, cst.Name] = field(default_factory=dict)
     # small statement -> (its rewrite, the temporary name of the call's result or None)
@@ -50,12 +56,14 @@ class RewritePlan:
 
     def is_empty(self) -> bool:
         """True when nothing would change."""
-        return not (self.calls or self.statements or self.remove_aliases)
+        return not (self.calls or self.renamed or self.statements or self.remove_aliases)
 
     def targets(self) -> list[cst.CSTNode]:
         """Every node whose leave hook has work to do."""
         return [
             *self.calls,
+            *self.renamed,
+            *self.definitions,
             *self.names,
             *self.statements,
             *self.remove_aliases,
@@ -160,6 +168,17 @@ class ApplyPlan(cst.CSTTransformer):
 
     # -- calls and statements -----------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        renamed = self.plan.renamed.get(original_node)
+        if renamed is not None:
+            name, unwrap = renamed
+            args = list(updated_node.args)
+            if unwrap is not None:
+                display = args[unwrap].value
+                assert isinstance(display, cst.Dict) and isinstance(
+                    display.elements[0], cst.DictElement
+                )
+                args[unwrap] = args[unwrap].with_changes(value=display.elements[0].value)
+            return updated_node.with_changes(func=cst.Name(name), args=args)
         replacement = self.plan.calls.get(original_node)
         if replacement is None:
             return updated_node
@@ -346,6 +365,31 @@ class ApplyPlan(cst.CSTTransformer):
     def _multiline(self, node: cst.CSTNode) -> bool:
         code = self.module.code_for_node(node).rstrip("\r\n")
         return "\n" in code or "\r" in code
+
+    def on_leave(
+        self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT
+    ) -> cst.CSTNodeT | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNodeT]:
+        left = super().on_leave(original_node, updated_node)
+        if not isinstance(original_node, cst.BaseStatement):
+            return left
+        text = self.plan.definitions.get(original_node)
+        if text is None:
+            return left
+        after: list[cst.BaseStatement] = []
+        if isinstance(left, cst.FlattenSentinel):
+            after = [n for n in left.nodes if isinstance(n, cst.BaseStatement)]
+        elif isinstance(left, cst.BaseStatement):
+            after = [left]
+        definition = self.parse(text)
+        if after:
+            # The definition takes the blank lines above the statement; the statement keeps
+            # its comments, after two blank lines (pycodestyle E305).
+            lines = _leading(after[0])
+            blank = next((i for i, e in enumerate(lines) if e.comment is not None), len(lines))
+            definition[0] = _with_leading(definition[0], lines[:blank])
+            after[0] = _with_leading(after[0], [cst.EmptyLine(), cst.EmptyLine(), *lines[blank:]])
+        # A module-level statement is replaced by statements, as libcst allows.
+        return cast("cst.FlattenSentinel[cst.CSTNodeT]", cst.FlattenSentinel([*definition, *after]))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if original_node.body and original_node.body[0] in self.gone:

@@ -60,6 +60,16 @@ module_bases = []
         parse_catalog(text)
     with pytest.raises(DeprecationDataError, match="must be a list of strings"):
         parse_catalog(text.replace('parameters = ["a"]', 'parameters = "a"'))
+    valid = text.replace('required = ["b"]', 'required = ["a"]').replace(
+        "[patchers]",
+        '[[deprecation.target]]\nname = "t"\nhelp = "h"\nfirst_use = ["a"]\n[patchers]',
+    )
+    switch = '[[evidence.dump_switches]]\nfactory = "m.spec"\nparameter = "dump"\n'
+    assert parse_catalog(valid + switch + "position = 5\n").evidence.dump_switches == (
+        ("m.spec", "dump", 5),
+    )
+    with pytest.raises(DeprecationDataError, match=r"dump_switches\[0\]: `position`"):
+        parse_catalog(valid + switch + 'position = "5"\n')
 
 
 def test_targets_come_from_the_data_and_each_has_code() -> None:

@@ -121,6 +121,8 @@ class PartitionerDouble:
         skip_node_op_set: Any = None,
         skip_mutable_buffer: Any = False,
     ) -> None:
+        # As the real one: the backend type read from the specs when it is made.
+        self.backend = _options(_option_bytes(specs)).backend_options.backend_type
         self.config = (
             describe(specs),
             describe(set() if skip_node_id_set is None else skip_node_id_set),

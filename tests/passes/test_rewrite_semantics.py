@@ -153,7 +153,7 @@ def _assert_same_result(old: Any, new: Any) -> None:
     assert new._config_methods == old._config_methods
 
 
-# (scenario, target, flow): the qnn-passes target in both of its shapes.
+# (scenario, target, flow): the qnn-passes target in both of its shapes, and executorch.
 CASES = [
     ("scenario_single_module", "qnn-passes", "qnn-export"),
     ("scenario_single_module", "qnn-passes", "canonical"),
@@ -163,6 +163,7 @@ CASES = [
     ("scenario_dict_of_methods", "executorch", None),
     ("scenario_comprehension", "qnn-passes", "qnn-export"),
     ("scenario_comprehension", "qnn-passes", "canonical"),
+    ("scenario_comprehension", "executorch", None),  # its helper, called in place
 ]
 
 
@@ -201,13 +202,3 @@ def test_rewritten_script_lowers_the_same_programs(
     assert (new_qnn.stopped_by is None) == (old_qnn.stopped_by is None)
     if old_qnn.stopped_by is None:
         _assert_same_result(old_result, new_result)
-
-
-def test_executorch_target_reports_the_comprehension() -> None:
-    """--target executorch needs statements; in a comprehension it reports, never guesses."""
-    result = rewrite_code(
-        _source("scenario_comprehension"), target="executorch", filename="comprehension"
-    )
-    assert not result.changed
-    assert [u.line for u in result.unfixable] == [23]
-    assert result.unfixable[0].code == "QM109"  # needs a statement of its own

@@ -1,41 +1,53 @@
-"""``--target executorch``: the wrapper's body spelled out with ExecuTorch's own QNN API.
+"""``--target executorch``: one helper per file, the wrapper's body in ExecuTorch's own QNN API.
 
-For users who want no run-time dependency on qnn-migrate. The code is ExecuTorch 1.5.1's
-``to_edge_transform_and_lower_to_qnn`` body (backends/qualcomm/utils/utils.py), with only the
-branches that the call site can take. One module (known not to be a dict)::
+For users who want no run-time dependency on qnn-migrate. Every call of the old function in
+a file becomes a call of one generated module-level function, ``_lower_to_qnn``, with the
+same arguments, wherever the call sits (a statement, a comprehension, a lambda, a
+conditional expression, another call's argument). Python binds the arguments as it did for
+the wrapper, so their order of evaluation, their side effects and any comments between them
+stay exactly as written.
 
-    setup_qnn_sdk()
-    disable_mkldnn_on_amd()
-    exported_program = torch.export.export(model, inputs, strict=True)
-    pass_manager = get_qnn_pass_manager_cls(
-        flatbuffer_to_option(generate_qnn_executorch_option(specs)).backend_options.backend_type
-    )()
-    exported_program = pass_manager.transform_for_export_pipeline(exported_program)
-    transform_passes = pass_manager.get_to_edge_transform_passes(
-        exported_program, compiler_specs=specs
-    )
-    with QnnManagerContext({"forward": specs}):
-        edge = to_edge_transform_and_lower(
-            exported_program,
-            transform_passes=transform_passes,
-            partitioner=[QnnPartitioner(specs)],
-            compile_config=qnn_edge_config(),
+The helper is ExecuTorch 1.5.1's ``to_edge_transform_and_lower_to_qnn`` body
+(backends/qualcomm/utils/utils.py) with only what the file's calls need: the parameters some
+call passes, the one-module body when every call passes one module (the wrapper's per-method
+loop otherwise), the per-method selection of an argument only when some call may pass a
+dict keyed by method, and the intermediate-dump guard only when some call may lower several
+methods with specs that may ask for dumps (specs from ``generate_qnn_executorch_compiler_spec``
+without ``dump_intermediate_outputs`` cannot). One module, ``_lower_to_qnn(model, inputs, specs)``::
+
+    def _lower_to_qnn(module, inputs, compiler_specs):
+        \"\"\"to_edge_transform_and_lower_to_qnn of ExecuTorch 1.5.1, for this file's calls.\"\"\"
+        setup_qnn_sdk()
+        disable_mkldnn_on_amd()
+        partitioner = QnnPartitioner(compiler_specs)
+        program = torch.export.export(module, inputs, strict=True)
+        pass_manager = get_qnn_pass_manager_cls(partitioner.backend)()
+        program = pass_manager.transform_for_export_pipeline(program)
+        passes = pass_manager.get_to_edge_transform_passes(
+            program, compiler_specs=compiler_specs
         )
+        with QnnManagerContext({"forward": compiler_specs}):
+            return to_edge_transform_and_lower(
+                program,
+                transform_passes=passes,
+                partitioner=[partitioner],
+                compile_config=qnn_edge_config(),
+            )
 
-A dict of methods, or a value whose type only the run shows, gets the wrapper's per-method
-loop with its run-time checks (``isinstance(..., dict)``, the per-method broadcasting of
-``ensure_graph_specific_dict`` and the intermediate-dump guard): decided when the code runs,
-never guessed here. The call must be a statement of its own; inside an expression it is
-reported.
+``partitioner.backend`` is the backend type the wrapper reads from the specs through the
+serialization module (``QnnPartitioner`` computes it the same way, from a copy of the specs
+taken when it is made; the wrapper also makes its partitioners before exporting). Which of
+the imported names are public, and why the others are not replaced: docs/rewrite.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
-from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.call_binding import BoundCall
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.knowledge import literal_keys
 from qnn_migrate.codemods.layout import (
@@ -45,421 +57,379 @@ from qnn_migrate.codemods.layout import (
     Display,
     Expr,
     Join,
+    Printer,
     Seq,
     Text,
+    has_comment,
 )
-from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
-from qnn_migrate.codemods.targets.site import (
-    CannotRewrite,
-    References,
-    Site,
-    StatementRewrite,
-    one_method,
-)
+from qnn_migrate.codemods.targets.site import Knowledge
 
+HELPER = "_lower_to_qnn"
 QNN = "executorch.backends.qualcomm"
+# name -> module it is imported from (docs/rewrite.md: which are public, and why)
 IMPORTS = {
     "to_edge_transform_and_lower": "executorch.exir",
-    "get_qnn_pass_manager_cls": f"{QNN}._passes.qnn_pass_manager",
     "QnnPartitioner": f"{QNN}.partition.qnn_partitioner",
-    "generate_qnn_executorch_option": f"{QNN}.partition.utils",
-    "flatbuffer_to_option": f"{QNN}.serialization.qc_schema_serialize",
     "QnnManagerContext": f"{QNN}.utils.qnn_manager_lifecycle",
     "qnn_edge_config": f"{QNN}.utils.utils",
     "setup_qnn_sdk": f"{QNN}.utils.qnn_sdk_setup",
     "disable_mkldnn_on_amd": f"{QNN}.utils.qnn_sdk_setup",
+    # No public name gives these (ExecuTorch's own examples import them from here too).
+    "get_qnn_pass_manager_cls": f"{QNN}._passes.qnn_pass_manager",
+    "generate_qnn_executorch_option": f"{QNN}.partition.utils",
+    "flatbuffer_to_option": f"{QNN}.serialization.qc_schema_serialize",
 }
-PASSES_KEYWORDS = ("passes_job", "dep_table")
 SKIP_SETS = ("skip_node_id_set", "skip_node_op_set")
 DUMP_GUARD_MESSAGE = '"Intermediate Tensor Dump does not support multi-methods."'
 
-Ref = Callable[[str], Expr]
+# How the wrapper's ``ensure_graph_specific_dict`` treats one argument of one call.
+SHARED = "shared"  # the value serves every method (absent, None, or never a dict)
+PER_METHOD = "per_method"  # a dict keyed by exactly the method names
+CHECK = "check"  # only the run can tell
+
+ImportName = Callable[[str, str], str]  # (module, object) -> local name; records the import
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What the source shows about one call's arguments, as far as the helper cares."""
+
+    passed: frozenset[str]  # the parameters the call passes
+    one_method: bool  # ``module`` is the single method "forward"
+    module_is_dict: bool  # ``module`` is always a dict
+    methods: int | None  # how many methods a dict display of ``module`` names
+    shapes: Mapping[str, str]  # per-method parameter passed -> SHARED, PER_METHOD or CHECK
+    specs_is_dict: bool | None  # ``compiler_specs`` always a dict (True), never (False)
+    never_dumps: bool = False  # ``compiler_specs`` cannot turn intermediate dumps on
+
+
+def forward_value(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``X`` of a ``{"forward": X}`` display: the wrapper treats it exactly as ``X`` alone
+    (None when a comment is written in the display: the call keeps it, comment and all)."""
+    if not (isinstance(node, cst.Dict) and len(node.elements) == 1) or has_comment(node):
+        return None
+    element = node.elements[0]
+    if (
+        isinstance(element, cst.DictElement)
+        and isinstance(element.key, cst.SimpleString)
+        and element.key.evaluated_value == "forward"
+    ):
+        return element.value
+    return None
+
+
+def call_facts(bound: BoundCall, knowledge: Knowledge, per_method: Sequence[str]) -> CallFacts:
+    """The facts of one bound call (``per_method``: the wrapper's per-method parameters)."""
+    module = bound.args["module"].value
+    one = knowledge.is_not_dict(module) or forward_value(module) is not None
+    methods = frozenset({"forward"}) if one else literal_keys(module)
+    shapes = {}
+    for param in per_method:
+        passed = bound.args.get(param)
+        if passed is None:
+            continue
+        if knowledge.is_not_dict(passed.value):
+            shapes[param] = SHARED
+            continue
+        keys = literal_keys(passed.value)
+        if keys is None or methods is None:
+            shapes[param] = CHECK
+        else:
+            shapes[param] = PER_METHOD if keys == methods else SHARED
+    size = None
+    if isinstance(module, cst.Dict) and all(
+        isinstance(e, cst.DictElement) for e in module.elements
+    ):
+        size = len(module.elements)
+    specs = bound.args["compiler_specs"].value
+    specs_is_dict = (
+        True if knowledge.is_dict(specs) else False if knowledge.is_not_dict(specs) else None
+    )
+    return CallFacts(
+        passed=frozenset(bound.args),
+        one_method=one,
+        module_is_dict=not one and knowledge.is_dict(module),
+        methods=1 if one else size,
+        shapes=shapes,
+        specs_is_dict=specs_is_dict,
+        never_dumps=knowledge.never_dumps(specs),
+    )
 
 
 class ExecutorchTarget:
-    """Writes the wrapper's body with ExecuTorch's public QNN pass manager, partitioner, context.
-
-    ``spec.first_use``: the wrapper evaluates every argument, then sets up the SDK, then
-    exports; the order in which the new code first uses each argument after the setup.
-    """
+    """Writes one helper per file: the wrapper's body with ExecuTorch's QNN pass manager,
+    partitioner and context, and nothing the file's calls cannot reach."""
 
     def __init__(self, spec: TargetSpec, deprecation: Deprecation) -> None:
         self.name = spec.name
-        self.order = spec.first_use
+        self.parameters = deprecation.parameters
+        self.required = frozenset(deprecation.required)
         # in the wrapper's order of its parameters
         self.per_method = tuple(p for p in deprecation.parameters if p in deprecation.per_method)
+        self.since = deprecation.since
+        self.old = deprecation.name
 
-    def expression(self, site: Site) -> str:
-        """Not possible: the body needs statements."""
-        raise CannotRewrite(findings.EXECUTORCH_EXPRESSION.format(where=site.context))
+    def facts(self, bound: BoundCall, knowledge: Knowledge) -> CallFacts:
+        """What the helper needs to know about one call."""
+        return call_facts(bound, knowledge, self.per_method)
 
-    def statement(self, site: Site) -> StatementRewrite:
-        """The single-method body when ``module`` is known to be one method, else the loop."""
-        single = one_method(site)
-        if single is not None:
-            return _Writer(single, self).single()
-        return _Writer(site, self).methods()
+    def helper(
+        self,
+        name: str,
+        calls: Sequence[CallFacts],
+        import_name: ImportName,
+        printer: Printer,
+        local_imports: Callable[[], list[str]] | None = None,
+    ) -> str:
+        """The source text of the helper ``name`` for ``calls`` (module level, no indent).
+
+        ``local_imports``: when given, called once the body is written; the lines it returns
+        (the imports the body asked for) open the body.
+        """
+        return _Helper(self, name, calls, import_name, printer).text(local_imports)
 
 
-class _Writer:
-    """Builds the statements for one site."""
+class _Helper:
+    """Builds the text of one helper."""
 
-    def __init__(self, site: Site, target: ExecutorchTarget) -> None:
-        self.site = site
-        self.order = target.order
-        self.per_method_params = target.per_method
-        self.printer = site.printer
+    def __init__(
+        self,
+        target: ExecutorchTarget,
+        name: str,
+        calls: Sequence[CallFacts],
+        import_name: ImportName,
+        printer: Printer,
+    ) -> None:
+        self.target = target
+        self.name = name
+        self.calls = calls
+        self.import_name = import_name
+        self.printer = printer
+        self.unit = printer.unit
+        passed = frozenset().union(*(c.passed for c in calls))
+        self.params = [p for p in target.parameters if p in target.required or p in passed]
         self.lines: list[str] = []
 
     # -- small helpers ------------------------------------------------------------------
-    def name(self, obj: str) -> str:
-        return self.site.import_name(IMPORTS[obj], obj)
+    def ref(self, obj: str) -> str:
+        return self.import_name(IMPORTS[obj], obj)
 
-    def torch_export(self) -> str:
-        return self.site.import_name("torch", "") + ".export.export"
-
-    def emit(self, head: str, expr: Expr, indent: str = "", tail: str = "") -> None:
-        """``{indent}{head}{expr}{tail}`` within the line length, as ruff would break it: the
-        expression in parentheses of its own when its first line would not fit, a trailing
-        ``, "message"`` in parentheses of its own when the last line would not."""
-        base = self.site.block_column
+    def emit(self, head: str, expr: Expr, depth: int = 1, tail: str = "") -> None:
+        """``{indent}{head}{expr}{tail}`` within the line length, as ruff would break it."""
         printer = self.printer
-        column = base + len(indent) + len(head)
-        text = printer.render(expr, indent, column, base, len(tail))
+        indent = self.unit * depth
+        column = len(indent) + len(head)
+        text = printer.render(expr, indent, column, 0, len(tail))
         first = text.split(printer.newline, 1)[0]
         if column + len(first) > printer.width and isinstance(expr, CallSpec):
-            text = printer.render(Display("(", ")", (expr,)), indent, column, base, len(tail))
+            text = printer.render(Display("(", ")", (expr,)), indent, column, 0, len(tail))
         last = text.rsplit(printer.newline, 1)[-1]
-        end = (column if printer.newline not in text else base) + len(last) + len(tail)
+        end = (column if printer.newline not in text else 0) + len(last) + len(tail)
         if tail.startswith(", ") and end > printer.width:
-            inner = indent + printer.unit
-            nl = printer.newline
+            nl, inner = printer.newline, indent + self.unit
             tail = f", ({nl}{inner}{tail[2:]}{nl}{indent})"
         self.lines.append(f"{indent}{head}{text}{tail}")
 
-    def not_dict(self, param: str) -> bool:
-        passed = self.site.bound.args.get(param)
-        return passed is None or self.site.knowledge.is_not_dict(passed.value)
+    def header(self, keyword: str, test: str, depth: int = 1, negate: bool = False) -> None:
+        """``{keyword} {test}:`` (``not (test)`` when ``negate``), the test in parentheses
+        of its own when it does not fit."""
+        indent = self.unit * depth
+        if negate:
+            keyword += " not"
+        flat = f"{indent}{keyword} {f'({test})' if negate else test}:"
+        if len(flat) <= self.printer.width:
+            self.lines.append(flat)
+            return
+        nl = self.printer.newline
+        self.lines.append(f"{indent}{keyword} ({nl}{indent}{self.unit}{test}{nl}{indent}):")
 
-    def is_dict(self, param: str) -> bool:
-        """True if the source shows that the value passed as ``param`` is a dict."""
-        passed = self.site.bound.args.get(param)
-        return passed is not None and self.site.knowledge.is_dict(passed.value)
+    def line(self, text: str, depth: int = 1) -> None:
+        self.lines.append(f"{self.unit * depth}{text}")
 
-    def method_keys(self) -> frozenset[str] | None:
-        """The method names, when the source shows them: "forward" for one module."""
-        module = self.site.bound.args["module"].value
-        if self.site.one_method or self.site.knowledge.is_not_dict(module):
-            return frozenset({"forward"})
-        return literal_keys(module)
+    def has(self, param: str) -> bool:
+        return param in self.params
 
-    def broadcast(self, param: str) -> str:
-        """How the wrapper's ``ensure_graph_specific_dict`` treats ``param`` here.
+    def keywords(self, params: Sequence[str]) -> list[ArgSpec]:
+        return [ArgSpec(Text(p), p) for p in params if self.has(p)]
 
-        "shared": the value serves every method; "per_method": a dict keyed by the method
-        names; "check": only the run can tell, so the code checks as the wrapper did.
+    def shape(self, param: str) -> str:
+        """How every call's ``param`` is broadcast: one of SHARED, PER_METHOD, CHECK.
+
+        PER_METHOD only when every call passes a dict keyed by its methods; SHARED when none
+        can (a call that does not pass it passes None, which serves every method).
         """
-        passed = self.site.bound.args.get(param)
-        if passed is None or self.site.knowledge.is_not_dict(passed.value):
-            return "shared"
-        keys, methods = literal_keys(passed.value), self.method_keys()
-        if keys is None or methods is None:
-            return "check"
-        return "per_method" if keys == methods else "shared"
+        shapes = {c.shapes.get(param, SHARED) for c in self.calls}
+        if shapes == {SHARED}:
+            return SHARED
+        if shapes == {PER_METHOD}:
+            return PER_METHOD
+        return CHECK
 
-    def plan(self, loop: bool) -> References:
-        """Bind the arguments: all effects before the SDK setup, repeated uses to names."""
-        uses = {"compiler_specs": 4, **dict.fromkeys(SKIP_SETS, 2)}
-        for param in self.per_method_params:
-            how = self.broadcast(param)
-            if how == "check":
-                uses[param] = 3  # read three times by the per-method check
-            elif how == "per_method":
-                uses[param] = max(uses.get(param, 1), 2)  # indexed by method name
-        if loop:
-            # Arguments read inside the loop are evaluated once per method.
-            uses.update({p: max(uses.get(p, 1), 2) for p in self.order if p not in ("module",)})
-            uses["constant_methods"] = uses["generate_etrecord"] = 1
-            uses["module"] = 3
-        plan = plan_arguments(
-            self.site.bound, order=self.order, uses=uses, statements=True, work_starts=0
-        )
-        refs, hoisted = bind_arguments(self.site, plan)
-        self.lines += hoisted
-        self.lines.append(f"{self.name('setup_qnn_sdk')}()")
-        self.lines.append(f"{self.name('disable_mkldnn_on_amd')}()")
-        return refs
-
-    def backend_pass_manager(self, specs: Expr, indent: str, target: str) -> None:
-        option = CallSpec(
-            self.name("flatbuffer_to_option"),
-            (ArgSpec(CallSpec(self.name("generate_qnn_executorch_option"), (ArgSpec(specs),))),),
-            suffix=".backend_options.backend_type",
-        )
-        self.emit(
-            f"{target} = ",
-            CallSpec(self.name("get_qnn_pass_manager_cls"), (ArgSpec(option),), suffix="()"),
-            indent,
-        )
-
-    def partitioner(self, refs: References, specs: Expr) -> CallSpec:
-        return CallSpec(
-            self.name("QnnPartitioner"),
-            (
-                ArgSpec(specs),
-                *refs.keywords(SKIP_SETS),
-                *refs.keywords(["skip_mutable_buffer"], comments=True),
+    # -- the text -------------------------------------------------------------------------
+    def text(self, local_imports: Callable[[], list[str]] | None) -> str:
+        self.line(f"{self.ref('setup_qnn_sdk')}()")
+        self.line(f"{self.ref('disable_mkldnn_on_amd')}()")
+        if all(c.one_method for c in self.calls):
+            self.one_module()
+        else:
+            self.methods()
+        body = self.lines
+        self.lines = []
+        signature = CallSpec(
+            f"def {self.name}",
+            tuple(
+                ArgSpec(Text(p))
+                if p in self.target.required
+                else ArgSpec(Text(_DEFAULTS.get(p, "None")), p)
+                for p in self.params
             ),
+            suffix=":",
+        )
+        header = self.printer.render(signature, "", 0)
+        doc = f'"""{self.target.old} of ExecuTorch {self.target.since}, for this file\'s calls."""'
+        if len(self.unit) + len(doc) > self.printer.width:
+            doc = f'"""{self.target.old} of ExecuTorch {self.target.since}."""'
+        imports = local_imports() if local_imports is not None else []
+        nl = self.printer.newline
+        lines = [header, f"{self.unit}{doc}", *(f"{self.unit}{i}" for i in imports)]
+        if imports:
+            lines.append("")  # the imports apart from the code, as isort leaves them
+        lines += body
+        return nl.join(lines)
+
+    def passes_call(self, program: str, specs: str, ref: Callable[[str], str]) -> CallSpec:
+        args = [ArgSpec(Text(program))]
+        for param in ("passes_job", "dep_table"):
+            if self.has(param):
+                args.append(ArgSpec(Text(ref(param)), param))
+        args.append(ArgSpec(Text(specs), "compiler_specs"))
+        args += self.keywords([*SKIP_SETS, "convert_linear_to_conv2d"])
+        return CallSpec("pass_manager.get_to_edge_transform_passes", tuple(args))
+
+    def partitioner(self, specs: str) -> CallSpec:
+        return CallSpec(
+            self.ref("QnnPartitioner"),
+            (ArgSpec(Text(specs)), *self.keywords([*SKIP_SETS, "skip_mutable_buffer"])),
         )
 
-    def lower(self, refs: References, programs: str, passes: str, partitioner: Expr) -> str:
-        call = CallSpec(
-            self.name("to_edge_transform_and_lower"),
+    def lower(self, programs: str, partitioner: Expr) -> CallSpec:
+        return CallSpec(
+            self.ref("to_edge_transform_and_lower"),
             (
                 ArgSpec(Text(programs)),
-                ArgSpec(Text(passes), "transform_passes"),
+                ArgSpec(Text("passes"), "transform_passes"),
                 ArgSpec(partitioner, "partitioner"),
-                *refs.keywords(["constant_methods"], comments=True),
-                ArgSpec(CallSpec(self.name("qnn_edge_config")), "compile_config"),
-                *refs.keywords(["generate_etrecord"], comments=True),
+                *self.keywords(["constant_methods"]),
+                ArgSpec(CallSpec(self.ref("qnn_edge_config")), "compile_config"),
+                *self.keywords(["generate_etrecord"]),
             ),
-            dangling=self.site.bound.dangling_comments,
         )
-        inside = self.site.block_column + len(self.printer.unit)  # in the `with`
-        return self.printer.render(call, self.site.indent, inside + self.site.call_column, inside)
 
-    def per_method(self, refs: References, param: str, methods: str) -> Text | None:
-        """A name holding ``{method: value}`` for ``param`` (the wrapper's normalisation).
+    def export(self, method: str, ref: Callable[[str], str], depth: int) -> None:
+        args = [ArgSpec(Text(method)), ArgSpec(Text(ref("inputs")))]
+        if self.has("dynamic_shapes"):
+            args.append(ArgSpec(Text(ref("dynamic_shapes")), "dynamic_shapes"))
+        args.append(ArgSpec(Text("True"), "strict"))
+        torch = self.import_name("torch", "")
+        self.emit("program = ", CallSpec(f"{torch}.export.export", tuple(args)), depth)
 
-        None when ``param`` is known not to be a dict: then the value itself serves every
-        method. ``methods`` is the name of the ``{method: module}`` dict.
-        """
-        how = self.broadcast(param)
-        if how == "shared":
-            return None
-        value = self.printer.flat(refs.expr(param))
-        assert value is not None, "values read several times are simple names"
-        if how == "per_method":
-            return Text(value)  # already keyed by the method names
-        name = self.site.names.fresh(f"method_{param}")
-        same_keys = Text(f"{value}.keys() == {methods}.keys()")
-        test: Expr = same_keys
-        if not self.is_dict(param):
-            test = Join(" and ", (Text(f"isinstance({value}, dict)"), same_keys))
-        self.emit(
-            f"{name} = ",
-            Conditional(Text(value), test, Text(f"dict.fromkeys({methods}, {value})")),
-        )
-        return Text(name)
+    def pass_manager(self, partitioner: str, depth: int) -> None:
+        cls = self.ref("get_qnn_pass_manager_cls")
+        self.line(f"pass_manager = {cls}({partitioner}.backend)()", depth)
 
-    # -- the two shapes -----------------------------------------------------------------
-    def single(self) -> StatementRewrite:
-        site = self.site
-        refs = self.plan(loop=False)
-        forward: dict[str, Expr] = {}
-        for param in self.per_method_params:
-            how = self.broadcast(param)
-            if how == "shared":
+    # -- the two bodies -------------------------------------------------------------------
+    def one_module(self) -> None:
+        """Every call lowers one module, the method "forward"."""
+        for param in self.target.per_method:
+            if not self.has(param):
                 continue
-            value = self.printer.flat(refs.expr(param))
-            assert value is not None, "values read several times are simple names"
-            if how == "per_method":
-                forward[param] = Text(f'{value}["forward"]')
-            else:
-                name = site.names.fresh(f"forward_{param}")
-                self.emit(
-                    f"{name} = ",
-                    Conditional(
-                        Text(f'{value}["forward"]'),
-                        Text(f'{value}.keys() == {{"forward"}}')
-                        if self.is_dict(param)
-                        else Join(
-                            " and ",
-                            (
-                                Text(f"isinstance({value}, dict)"),
-                                Text(f'{value}.keys() == {{"forward"}}'),
-                            ),
-                        ),
-                        Text(value),
-                    ),
-                )
-                forward[param] = Text(name)
+            shape = self.shape(param)
+            if shape == PER_METHOD:
+                self.line(f'{param} = {param}["forward"]')
+            elif shape == CHECK:
+                self.header("if", f'isinstance({param}, dict) and {param}.keys() == {{"forward"}}')
+                self.line(f'{param} = {param}["forward"]', 2)
+        self.emit("partitioner = ", self.partitioner("compiler_specs"))
+        self.export("module", lambda p: p, 1)
+        self.pass_manager("partitioner", 1)
+        self.line("program = pass_manager.transform_for_export_pipeline(program)")
+        self.emit("passes = ", self.passes_call("program", "compiler_specs", lambda p: p))
+        context = self.ref("QnnManagerContext")
+        self.line(f'with {context}({{"forward": compiler_specs}}):')
+        self.emit("return ", self.lower("program", Display("[", "]", (Text("partitioner"),))), 2)
 
-        def ref(param: str) -> Expr:
-            return forward.get(param) or refs.expr(param)
+    def methods(self) -> None:
+        """Some call may lower a dict of methods: the wrapper's loop."""
+        if any(self.guarded(c) for c in self.calls):
+            self.dump_guard()
+        if not all(c.module_is_dict for c in self.calls):
+            self.line("if not isinstance(module, dict):")
+            self.line('module = {"forward": module}', 2)
+        shapes = {p: self.shape(p) for p in self.target.per_method if self.has(p)}
+        for param, shape in shapes.items():
+            if shape == CHECK:
+                test = f"isinstance({param}, dict) and {param}.keys() == module.keys()"
+                self.header("if", test, negate=True)
+                self.line(f"{param} = dict.fromkeys(module, {param})", 2)
 
-        program = site.names.fresh("exported_program")
-        pass_manager = site.names.fresh("pass_manager")
-        passes = site.names.fresh("transform_passes")
-        export_args = [
-            refs.arg("module", keyword=False, comments=True),
-            _commented(refs, "inputs", ArgSpec(ref("inputs"))),
-        ]
-        if site.passed("dynamic_shapes"):
-            shapes = ArgSpec(ref("dynamic_shapes"), "dynamic_shapes")
-            export_args.append(_commented(refs, "dynamic_shapes", shapes))
-        export_args.append(ArgSpec(Text("True"), "strict"))
-        self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)))
-        specs = ref("compiler_specs")
-        self.backend_pass_manager(specs, "", pass_manager)
-        self.emit(
-            f"{program} = ",
-            CallSpec(f"{pass_manager}.transform_for_export_pipeline", (ArgSpec(Text(program)),)),
-        )
-        self.emit(f"{passes} = ", self.passes_call(refs, pass_manager, program, specs, ref))
-        context = CallSpec(
-            self.name("QnnManagerContext"),
-            (ArgSpec(Display("{", "}", (Seq((Text('"forward": '), specs)),))),),
-        )
-        return StatementRewrite(
-            prelude=tuple(self.lines),
-            context=self.printer.render(
-                context, "", site.block_column + len("with "), site.block_column
-            ),
-            call=self.lower(
-                refs, program, passes, Display("[", "]", (self.partitioner(refs, specs),))
-            ),
-        )
+        def ref(param: str) -> str:
+            return param if shapes.get(param, SHARED) == SHARED else f"{param}[name]"
 
-    def methods(self) -> StatementRewrite:
-        site = self.site
-        unit = self.printer.unit
-        refs = self.plan(loop=True)
-        module = self.printer.flat(refs.expr("module"))
-        assert module is not None, "the module is bound to a name first"
-        module_node = site.bound.args["module"].value
-        known_dict = site.knowledge.is_dict(module_node)
-        specs = self.printer.flat(refs.expr("compiler_specs"))
-        assert specs is not None
+        # As the wrapper: every method's partitioner made before the first export.
+        made = Display("[", "]", (self.partitioner(ref("compiler_specs")),))
+        each = Join(" for ", (Seq((Text("name: "), made)), Text("name in module")))
+        self.emit("partitioners = ", Display("{", "}", (each,)))
+        self.line("programs, passes = {}, {}")
+        self.line("for name, method in module.items():")
+        self.export("method", ref, 2)
+        self.pass_manager("partitioners[name][0]", 2)
+        self.line("programs[name] = pass_manager.transform_for_export_pipeline(program)", 2)
+        self.emit("passes[name] = ", self.passes_call("program", ref("compiler_specs"), ref), 2)
+        specs = "compiler_specs"
+        if shapes["compiler_specs"] == SHARED:
+            specs = "dict.fromkeys(module, compiler_specs)"
+        self.line(f"with {self.ref('QnnManagerContext')}({specs}):")
+        self.emit("return ", self.lower("programs", Text("partitioners")), 2)
 
-        # The wrapper's intermediate-dump guard: one method only when dumping.
-        entries = _display_size(module_node)
-        if entries != 1:
-            condition = None if entries is not None else f"len({module}) != 1"
-            if condition is not None and not known_dict:
-                condition = f"isinstance({module}, dict) and {condition}"
-            indent = "" if condition is None else unit
-            if condition is not None:
-                self.lines.append(f"if {condition}:")
-            spec = specs
-            if self.is_dict("compiler_specs"):
-                spec = site.names.fresh("compiler_spec")
-                self.lines.append(f"{indent}for {spec} in {specs}.values():")
-                indent += unit
-            elif not self.not_dict("compiler_specs"):
-                spec = site.names.fresh("compiler_spec")
-                values = Conditional(
-                    Text(f"{specs}.values()"),
-                    Text(f"isinstance({specs}, dict)"),
-                    Text(f"[{specs}]"),
-                )
-                self.emit(f"for {spec} in ", values, indent, tail=":")
-                indent += unit
-            dumping = CallSpec(
-                self.name("flatbuffer_to_option"),
-                (
-                    ArgSpec(
-                        CallSpec(
-                            self.name("generate_qnn_executorch_option"), (ArgSpec(Text(spec)),)
-                        )
-                    ),
-                ),
-                suffix=".dump_intermediate_outputs",
-            )
-            self.emit("assert not ", dumping, indent, tail=f", {DUMP_GUARD_MESSAGE}")
+    @staticmethod
+    def guarded(call: CallFacts) -> bool:
+        """The wrapper's dump guard can fail for this call: several methods, and specs that
+        may ask for intermediate dumps."""
+        return not call.one_method and call.methods != 1 and not call.never_dumps
 
-        if known_dict:
-            methods = module
+    def dump_guard(self) -> None:
+        """The wrapper's check that a spec asking for intermediate dumps lowers one method."""
+        self.line("if isinstance(module, dict) and len(module) != 1:")
+        # Every call that may reach the guard, not only those it was written for.
+        kinds = {c.specs_is_dict for c in self.calls if not c.one_method and c.methods != 1}
+        depth = 2
+        if kinds == {False}:
+            spec = "compiler_specs"
         else:
-            methods = site.names.fresh("methods")
-            self.emit(
-                f"{methods} = ",
-                Conditional(
-                    Text(module),
-                    Text(f"isinstance({module}, dict)"),
-                    Text(f'{{"forward": {module}}}'),
+            spec = "spec"
+            values: Expr = Text("compiler_specs.values()")
+            if kinds != {True}:
+                values = Conditional(
+                    values, Text("isinstance(compiler_specs, dict)"), Text("[compiler_specs]")
+                )
+            self.emit("for spec in ", values, 2, tail=":")
+            depth = 3
+        option = CallSpec(
+            self.ref("flatbuffer_to_option"),
+            (
+                ArgSpec(
+                    CallSpec(self.ref("generate_qnn_executorch_option"), (ArgSpec(Text(spec)),))
                 ),
-            )
-        per_method = {
-            p: self.per_method(refs, p, methods) for p in self.per_method_params if site.passed(p)
-        }
-        method_name = site.names.fresh("method_name")
-        method = site.names.fresh("method")
-
-        def ref(param: str) -> Expr:
-            name = per_method.get(param)
-            return refs.expr(param) if name is None else Text(f"{name.text}[{method_name}]")
-
-        programs = site.names.fresh("exported_programs")
-        passes = site.names.fresh("transform_passes")
-        partitioners = site.names.fresh("partitioners")
-        program = site.names.fresh("exported_program")
-        pass_manager = site.names.fresh("pass_manager")
-        self.lines.append(f"{programs}, {passes}, {partitioners} = {{}}, {{}}, {{}}")
-        self.lines.append(f"for {method_name}, {method} in {methods}.items():")
-        export_args = [
-            _commented(refs, "module", ArgSpec(Text(method))),
-            _commented(refs, "inputs", ArgSpec(ref("inputs"))),
-        ]
-        if site.passed("dynamic_shapes"):
-            shapes = ArgSpec(ref("dynamic_shapes"), "dynamic_shapes")
-            export_args.append(_commented(refs, "dynamic_shapes", shapes))
-        export_args.append(ArgSpec(Text("True"), "strict"))
-        self.emit(f"{program} = ", CallSpec(self.torch_export(), tuple(export_args)), unit)
-        method_specs = ref("compiler_specs")
-        self.backend_pass_manager(method_specs, unit, pass_manager)
-        self.emit(
-            f"{programs}[{method_name}] = ",
-            CallSpec(f"{pass_manager}.transform_for_export_pipeline", (ArgSpec(Text(program)),)),
-            unit,
-        )
-        self.emit(
-            f"{passes}[{method_name}] = ",
-            self.passes_call(refs, pass_manager, program, method_specs, ref),
-            unit,
-        )
-        self.emit(
-            f"{partitioners}[{method_name}] = ",
-            Display("[", "]", (self.partitioner(refs, method_specs),)),
-            unit,
-        )
-        every = per_method.get("compiler_specs")
-        all_specs: Expr = every or Text(f"dict.fromkeys({methods}, {specs})")
-        context = CallSpec(self.name("QnnManagerContext"), (ArgSpec(all_specs),))
-        return StatementRewrite(
-            prelude=tuple(self.lines),
-            context=self.printer.render(
-                context, "", site.block_column + len("with "), site.block_column
             ),
-            call=self.lower(refs, programs, passes, Text(partitioners)),
+        )
+        self.emit("options = ", option, depth)
+        self.emit(
+            "assert not ",
+            Text("options.dump_intermediate_outputs"),
+            depth,
+            f", {DUMP_GUARD_MESSAGE}",
         )
 
-    def passes_call(
-        self,
-        refs: References,
-        pass_manager: str,
-        program: str,
-        specs: Expr,
-        ref: Ref,
-    ) -> CallSpec:
-        args = [ArgSpec(Text(program))]
-        for param in PASSES_KEYWORDS:
-            if self.site.passed(param):
-                args.append(_commented(refs, param, ArgSpec(ref(param), param)))
-        args.append(_commented(refs, "compiler_specs", ArgSpec(specs, "compiler_specs")))
-        args += refs.keywords(SKIP_SETS, comments=True)
-        args += refs.keywords(["convert_linear_to_conv2d"], comments=True)
-        return CallSpec(f"{pass_manager}.get_to_edge_transform_passes", tuple(args))
 
-
-def _commented(refs: References, param: str, arg: ArgSpec) -> ArgSpec:
-    """``arg`` with the user's comments for ``param`` (the first time only)."""
-    before, trailing = refs.take_comments(param)
-    return ArgSpec(arg.value, arg.keyword, before, trailing)
-
-
-def _display_size(node: cst.BaseExpression) -> int | None:
-    """How many methods a dict display names, when it can be counted."""
-    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
-        return len(node.elements)
-    return None
+_DEFAULTS = {"skip_mutable_buffer": "False", "generate_etrecord": "False"}
+_DEFAULTS["convert_linear_to_conv2d"] = "False"

@@ -67,6 +67,10 @@ class Knowledge(Protocol):
         """True if the value is always a dict."""
         ...
 
+    def never_dumps(self, node: cst.BaseExpression) -> bool:
+        """True if the value is compiler specs that cannot turn intermediate dumps on."""
+        ...
+
     def dict_keys(self, node: cst.BaseExpression) -> frozenset[str] | None:
         """The keys of the dict the value always is, when the source shows them."""
         ...

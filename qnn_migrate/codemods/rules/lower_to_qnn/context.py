@@ -37,6 +37,9 @@ class FileContext:
     report: findings.Report = field(default_factory=findings.Report)
     # `<old name> is None` / `is not None` tests of a name ExecuTorch's import binds
     availability_checks: list[cst.Name] = field(default_factory=list)
+    # calls of ExecuTorch's function that ``classify`` reported (a target that migrates a
+    # file whole or not at all needs to know them)
+    left_calls: list[cst.Call] = field(default_factory=list)
     index: TreeIndex = field(init=False)
     _scopes: Mapping[cst.CSTNode, Scope | None] | None = field(default=None, init=False)
 

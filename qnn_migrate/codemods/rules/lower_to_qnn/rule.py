@@ -19,19 +19,20 @@ from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec, catalog, 
 from qnn_migrate.codemods.rewrite_plan import ApplyPlan, RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn import sites
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext, RuleOptions
+from qnn_migrate.codemods.rules.lower_to_qnn.helper import plan_helper
 from qnn_migrate.codemods.rules.lower_to_qnn.imports import (
     plan_availability,
     plan_imports,
     plan_unused_imports,
 )
-from qnn_migrate.codemods.rules.lower_to_qnn.mentions import find_mentions
+from qnn_migrate.codemods.rules.lower_to_qnn.mentions import Mentions, find_mentions
 from qnn_migrate.codemods.rules.lower_to_qnn.shapes import SiteWriter
 from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
 from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
 from qnn_migrate.codemods.targets.site import Target
 
 # The code behind each target the data file names (``[[deprecation.target]]``).
-_IMPLEMENTATIONS: dict[str, Callable[[TargetSpec, Deprecation], Target]] = {
+_IMPLEMENTATIONS: dict[str, Callable[[TargetSpec, Deprecation], Target | ExecutorchTarget]] = {
     "qnn-passes": QnnPassesTarget,
     "executorch": ExecutorchTarget,
 }
@@ -116,6 +117,11 @@ class LowerToQnn:
 
         tell(f"resolving {len(found.mentions)} mentions of the name")
         calls = [c for c in (sites.classify(ctx, m) for m in found.mentions) if c is not None]
+        if isinstance(self.target, ExecutorchTarget):
+            writer = SiteWriter(ctx, None, set())
+            plan = RewritePlan()
+            helper = plan_helper(ctx, self.target, writer, calls, plan)
+            return self._finish(ctx, tree, found, writer, plan, helper, tell)
         calls = sites.drop_nested(ctx, calls)
         per_statement: dict[cst.CSTNode, int] = {}
         wheres: dict[cst.Call, sites.Where] = {}
@@ -127,6 +133,7 @@ class LowerToQnn:
             wheres[call] = where
             per_statement[where.small] = per_statement.get(where.small, 0) + 1
         scopes = {scope for call in wheres for scope in sites.scopes_around(ctx, call)}
+        assert not isinstance(self.target, ExecutorchTarget)
         writer = SiteWriter(ctx, self.target, scopes)
         plan = RewritePlan()
         step = max(len(calls) // 10, 1)
@@ -147,9 +154,24 @@ class LowerToQnn:
                 )
             writer.plan_site(call, bound, where, plan)
 
+        return self._finish(ctx, tree, found, writer, plan, None, tell)
+
+    def _finish(
+        self,
+        ctx: FileContext,
+        tree: cst.Module,
+        found: Mentions,
+        writer: SiteWriter,
+        plan: RewritePlan,
+        helper: str | None,
+        tell: Callable[[str], None],
+    ) -> RuleResult:
+        """Plan the imports, then apply the plan (``helper``: the name of a generated
+        module-level function, which binds a name as the new imports do)."""
+        bases = frozenset(writer.imports.bases | ({helper} if helper else set()))
         footprint = Footprint(
             class_level_sites=writer.class_level_sites,
-            import_names=frozenset(writer.imports.bases),
+            import_names=bases,
             keys_read=frozenset(writer.knowledge.followed),
         )
         plan_unused_imports(ctx, found.mentions, found.exported, plan)
@@ -164,7 +186,7 @@ class LowerToQnn:
         footprint = Footprint(
             writer.class_level_sites,
             removed,
-            frozenset(writer.imports.bases),
+            bases,
             frozenset(writer.knowledge.followed),
         )
         tell("writing the new code")

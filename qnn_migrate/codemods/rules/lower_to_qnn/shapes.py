@@ -42,7 +42,10 @@ _WORD = re.compile(r"\w+")
 class SiteWriter:
     """Plans the sites of one module, one after the other, sharing names and imports."""
 
-    def __init__(self, ctx: FileContext, target: Target, site_scopes: set[cst.CSTNode]) -> None:
+    def __init__(
+        self, ctx: FileContext, target: Target | None, site_scopes: set[cst.CSTNode]
+    ) -> None:
+        """``target``: None when the sites are not planned one by one (``helper.py``)."""
         self.ctx = ctx
         self.target = target
         self.printer = Printer(ctx.tree, width=ctx.options.line_length)
@@ -51,6 +54,7 @@ class SiteWriter:
             lambda node: {q.name for q in ctx.qualified(node)},
             ctx.scope,
             ctx.parent,
+            keeps_arguments=ctx.deprecation.qualified_names,
         )
         text = ctx.module_text or ctx.source or ctx.tree.code
         self.words = frozenset(_WORD.findall(text))
@@ -125,6 +129,7 @@ class SiteWriter:
                 len(f"{temp} = ") if temp else max(position.column - len(statement_ws), 0)
             ),
         )
+        assert self.target is not None, "a target that plans sites one by one"
         try:
             if where.statement_form:
                 rewrite = self.target.statement(site)
@@ -152,7 +157,7 @@ class SiteWriter:
         for item in pending:
             self.imports.record(item, placement)
         self.rewritten_funcs.append(call.func)
-        self._note_comments(where.statement)
+        self.note_comments(where.statement)
         ctx.report.rewritten += 1
         ctx.report.rewritten_at.append((position.line, position.column))
 
@@ -178,7 +183,7 @@ class SiteWriter:
                 )
         return reason.reason
 
-    def _note_comments(self, statement: cst.BaseStatement) -> None:
+    def note_comments(self, statement: cst.BaseStatement) -> None:
         """Comments right above the rewritten statement that name the old API: they describe
         code that is gone, so they are listed for the user to update."""
         lines = getattr(statement, "leading_lines", ())

@@ -122,6 +122,8 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
         other = _other_binding(ctx, node)
         if other is not None:
             ctx.leave(node, findings.AMBIGUOUS.format(other=other))
+            if is_call:
+                ctx.left_calls.append(parent)  # type: ignore[arg-type]
             return None
     if not is_call:
         if isinstance(node, cst.Name) and _is_none_test(parent, node):
@@ -131,6 +133,10 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
         return None
     assert isinstance(parent, cst.Call)
     bound = bind_call(parent, deprecation.parameters)
+    if isinstance(bound, BindError) or any(
+        p in deprecation.required and p not in bound.args for p in deprecation.parameters
+    ):
+        ctx.left_calls.append(parent)
     if isinstance(bound, BindError):
         if bound.kind == "star":
             ctx.leave(node, findings.STAR_ARGS)
