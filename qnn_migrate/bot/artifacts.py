@@ -93,9 +93,9 @@ def parse_json(data: str | bytes, where: str) -> JSON:
     return doc
 
 
-def read_json(path: Path, what: str) -> JSON:
-    """``parse_json`` of a file."""
-    return parse_json(read_bytes(path, what), str(path))
+def read_json(path: Path, what: str, limit: int | None = None) -> JSON:
+    """``parse_json`` of a file (at most ``limit`` bytes, default ``MAX_BYTES``)."""
+    return parse_json(read_bytes(path, what, limit), str(path))
 
 
 # ------------------------------------------------------------------------------- shards
