@@ -152,6 +152,8 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
     _echo_outcome(outcome)
+    if outcome.action == "interrupted":
+        sys.exit(EXIT_FAILED)  # the job fails, so that re-running it is the retry
 
 
 @bot.command("check-head")
