@@ -23,15 +23,19 @@ import click
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import doctor as doctor_mod
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.cli.common import EXIT_FAILED, environment, github_session, load_catalog
-
-MAX_EVENT_BYTES = 1024 * 1024
+from qnn_migrate.bot.cli.common import (
+    EXIT_FAILED,
+    MAX_EVENT_BYTES,
+    environment,
+    github_session,
+    load_catalog,
+)
 
 
 @click.command("gate")
 @click.option(
     "--event-path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # any path: what cannot be read is routed, not refused
     envvar="GITHUB_EVENT_PATH",
     required=True,
     help="The issue_comment event payload (default: $GITHUB_EVENT_PATH).",
