@@ -940,3 +940,26 @@ def test_the_hosted_runner_check_reads_the_matrix() -> None:
     assert len(lockdown_problems("ci.yml", doc)) == 1  # -latest moves: pin the image
     core["runs-on"] = "${{ matrix.runner }}"  # a key the matrix does not have
     assert len(lockdown_problems("ci.yml", doc)) == 1
+
+
+def test_the_nightly_docs_describe_what_the_report_workflow_runs() -> None:
+    """docs/runners.md's nightly section once described a clone and a git push; the
+    workflow writes the branch through the API (``bot nightly publish``)."""
+    docs = (ROOT / "docs" / "runners.md").read_text(encoding="utf-8")
+    section = docs.split("## Nightly baselines", 1)[1].split("\n## ", 1)[0]
+    runs = [
+        s["run"]
+        for s in workflows()["qnn-bot-report.yml"]["jobs"]["nightly"]["steps"]
+        if "bot nightly" in s.get("run", "")
+    ]
+    assert runs and all("qnn-migrate bot nightly publish" in r for r in runs)
+    assert "`qnn-migrate bot nightly publish`" in section
+    for gone in ("git push", "pushes one commit", "clones the branch", '"Push\n  the baselines"'):
+        assert gone not in section, gone
+
+
+def test_the_device_job_template_points_at_the_host_model() -> None:
+    """It said the job had "nothing to lose": the host it runs on is what PR code reaches."""
+    text = (ADOPT / "qnn-device-tests.yml").read_text(encoding="utf-8")
+    assert "nothing to lose" not in text
+    assert '"A clean host' in text
