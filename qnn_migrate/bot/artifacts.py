@@ -59,13 +59,8 @@ class ArtifactError(ModelError):
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
-def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
-    """At most ``limit`` (default ``MAX_BYTES``) bytes of ``path``; else ArtifactError naming it.
-
-    Only a regular file is read (after following links): a FIFO or a device would make
-    the read wait, or never end.
-    """
-    limit = MAX_BYTES if limit is None else limit
+def _open_regular(path: Path, what: str) -> int:
+    """A descriptor of ``path`` opened for reading, if it is a regular file (links followed)."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError as exc:
@@ -76,22 +71,44 @@ def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
         raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
     try:
         mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise ArtifactError(f"{path}: cannot read {what}: it is a directory")
-        if not stat.S_ISREG(mode):
-            raise ArtifactError(
-                f"{path}: cannot read {what}: not a regular file (a FIFO, device or "
-                "socket); pass the file itself"
-            )
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
+        raise ArtifactError(
+            f"{path}: cannot read {what}: not a regular file (a FIFO, device or socket); "
+            "pass the file itself"
+        )
+    return fd
+
+
+def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
+    """At most ``limit`` (default ``MAX_BYTES``) bytes of ``path``; else ArtifactError naming it.
+
+    Only a regular file is read (after following links): a FIFO or a device would make
+    the read wait, or never end.
+    """
+    limit = MAX_BYTES if limit is None else limit
+    data = read_part(path, what, limit + 1)
     if len(data) > limit:
         raise ArtifactError(f"{path}: {what} is over the {limit} cap (bytes)")
     return data
+
+
+def read_part(path: Path, what: str, limit: int, *, tail: bool = False) -> bytes:
+    """At most ``limit`` bytes of the regular file ``path``: its first ones, or (``tail``)
+    its last ones. For logs a job wrote, of any size: reads no more than ``limit``."""
+    fd = _open_regular(path, what)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if tail:
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - limit))
+            return handle.read(limit)
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
 
 
 def read_text(path: Path, what: str, limit: int | None = None) -> str:
