@@ -19,12 +19,15 @@ nightly still post.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from qnn_migrate.bot.model import ModelError, Shard, ShardResult
 from qnn_migrate.bot.programs import TestPrograms, parse_programs
@@ -51,17 +54,91 @@ class ArtifactError(ModelError):
     """A file from another job that is too large, not JSON, too deep or not the documented shape."""
 
 
-def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
-    """At most ``limit`` (default ``MAX_BYTES``) bytes of ``path``; else ArtifactError naming it."""
-    limit = MAX_BYTES if limit is None else limit
+# Opening a FIFO for reading waits for a writer, forever if none comes: open without
+# waiting, then refuse anything but a regular file (a FIFO, /dev/zero, a socket...).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _open_regular(path: Path, what: str) -> int:
+    """A descriptor of ``path`` opened for reading, if it is a regular file (links followed)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError as exc:
+        raise ArtifactError(f"{path}: cannot read {what}: not found") from exc
+    except IsADirectoryError as exc:
+        raise ArtifactError(f"{path}: cannot read {what}: it is a directory") from exc
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ArtifactError(f"{path}: cannot read {what}: it is a directory")
+        raise ArtifactError(
+            f"{path}: cannot read {what}: not a regular file (a FIFO, device or socket); "
+            "pass the file itself"
+        )
+    return fd
+
+
+def read_bytes(path: Path, what: str, limit: int | None = None) -> bytes:
+    """At most ``limit`` (default ``MAX_BYTES``) bytes of ``path``; else ArtifactError naming it.
+
+    Only a regular file is read (after following links): a FIFO or a device would make
+    the read wait, or never end.
+    """
+    limit = MAX_BYTES if limit is None else limit
+    data = read_part(path, what, limit + 1)
     if len(data) > limit:
         raise ArtifactError(f"{path}: {what} is over the {limit} cap (bytes)")
     return data
+
+
+def read_part(path: Path, what: str, limit: int, *, tail: bool = False) -> bytes:
+    """At most ``limit`` bytes of the regular file ``path``: its first ones, or (``tail``)
+    its last ones. For logs a job wrote, of any size: reads no more than ``limit``."""
+    fd = _open_regular(path, what)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if tail:
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - limit))
+            return handle.read(limit)
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+
+
+def read_text(path: Path, what: str, limit: int | None = None) -> str:
+    """``read_bytes`` decoded as strict UTF-8; ArtifactError naming the file otherwise."""
+    data = read_bytes(path, what, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ArtifactError(
+            f"{path}: {what} is not UTF-8 (byte {exc.start}): save it as UTF-8"
+        ) from exc
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML; ArtifactError naming ``where`` when it does not parse or nests too deep.
+
+    ``tomllib`` recurses once per nested array or inline table, so a file nested thousands
+    deep reaches Python's recursion limit; that is reported like any other parse error.
+    """
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ArtifactError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ArtifactError(f"{where}: not valid TOML: nested too deep") from exc
+
+
+def read_toml(path: Path, what: str, limit: int | None = None) -> dict[str, Any]:
+    """``parse_toml`` of a file, read by ``read_text``."""
+    return parse_toml(read_text(path, what, limit), str(path))
 
 
 def nesting_depth(text: str) -> int:
@@ -82,7 +159,7 @@ def parse_json(data: str | bytes, where: str) -> JSON:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
-        raise ArtifactError(f"{where}: not UTF-8: {exc}") from exc
+        raise ArtifactError(f"{where}: not UTF-8 (byte {exc.start}): save it as UTF-8") from exc
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
         raise ArtifactError(f"{where}: JSON nested {depth} deep, over the limit of {MAX_DEPTH}")
@@ -93,9 +170,9 @@ def parse_json(data: str | bytes, where: str) -> JSON:
     return doc
 
 
-def read_json(path: Path, what: str) -> JSON:
-    """``parse_json`` of a file."""
-    return parse_json(read_bytes(path, what), str(path))
+def read_json(path: Path, what: str, limit: int | None = None) -> JSON:
+    """``parse_json`` of a file (at most ``limit`` bytes, default ``MAX_BYTES``)."""
+    return parse_json(read_bytes(path, what, limit), str(path))
 
 
 # ------------------------------------------------------------------------------- shards
@@ -211,7 +288,13 @@ def _from_folder(
     shard: Shard, folder: Path, junit: JunitReader | None, warnings: list[str]
 ) -> ShardResult | None:
     result_path = folder / RESULT_FILE
-    if result_path.is_file() and not result_path.is_symlink():
+    if result_path.is_symlink() or (result_path.exists() and not result_path.is_file()):
+        # A link, a FIFO, a device: never opened (a link can name any file of the host, a
+        # FIFO stalls the read); the shard's own result is then unknown.
+        reason = f"{result_path}: not a regular file (a link, FIFO or device)"
+        warnings.append(f"{reason}; shard {shard.id} counts as INFRA")
+        return _infra(shard, reason)
+    if result_path.is_file():
         try:
             result = parse_result(read_bytes(result_path, "a shard result"), str(result_path))
         except ArtifactError as exc:

@@ -20,19 +20,19 @@ registry, run on the simulator tier only (no phone) through ``bot/lab/other_back
 from __future__ import annotations
 
 import difflib
-import json
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE
 from qnn_migrate.bot.registry import Registry, RegistryError
 
 DEFAULT_PATH = Path(__file__).with_name("matrices.toml")
+MAX_DATA_BYTES = 1024 * 1024  # a bot config (the bundled one is 7 KiB)
 ADOPTER_CONFIG = Path(".github") / "qnn-bot.toml"
 # Tables an adopter's file may lay over the bundled ones, and the top-level keys it may set.
 OVERLAY_TABLES = (
@@ -454,22 +454,25 @@ def parse_catalog(doc: Mapping[str, Any], registry: Registry, where: str) -> Cat
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    # The capped reader of files from elsewhere: an adopter's file, or one a PR changed.
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise CatalogError(f"{path}: not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML: {exc}") from exc
+        return artifacts.read_toml(path, "the bot config", MAX_DATA_BYTES)
+    except artifacts.ArtifactError as exc:
+        raise CatalogError(str(exc)) from exc
 
 
 def _read_registry(reg_path: Path) -> Registry:
+    if not reg_path.exists() and not reg_path.is_symlink():
+        raise CatalogError(f"{reg_path}: not found; run `qnn-migrate matrix registry --from PATH`")
     try:
-        return Registry.from_dict(json.loads(reg_path.read_text("utf-8")), str(reg_path))
-    except FileNotFoundError as exc:
-        raise CatalogError(
-            f"{reg_path}: not found; run `qnn-migrate matrix registry --from PATH`"
-        ) from exc
-    except (json.JSONDecodeError, RegistryError) as exc:
+        doc = artifacts.read_json(reg_path, "the test registry")
+    except artifacts.ArtifactError as exc:
+        raise CatalogError(str(exc)) from exc
+    if not isinstance(doc, dict):
+        raise CatalogError(f"{reg_path}: the test registry must be a JSON object")
+    try:
+        return Registry.from_dict(doc, str(reg_path))
+    except RegistryError as exc:
         raise CatalogError(f"{reg_path}: {exc}") from exc
 
 

@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.artifacts import ArtifactError
 
 QNN_WORKFLOWS = ("qnn-bot-command.yml", "qnn-bot-plan.yml", "qnn-bot-report.yml")
 COMMAND_WORKFLOW = "qnn-bot-command.yml"
@@ -43,6 +45,7 @@ USES_RE = re.compile(r"^\s*(?:-\s+)?uses:\s*['\"]?([^\s'\"#]+)", re.M)
 BOT_REF_RE = re.compile(r"^\s*bot-ref:\s*['\"]?([^\s'\"#]+)", re.M)
 BOT_REPO_RE = re.compile(r"^\s*bot-repo:\s*['\"]?([^\s'\"#]+)", re.M)
 PLACEHOLDER = "0" * 40
+MAX_WORKFLOW_BYTES = 1024 * 1024
 APPROVE_ALL = "all_external_contributors"
 
 
@@ -127,8 +130,8 @@ def local_checks(
     called: set[str] = set()  # qnn-migrate workflow file names called
     for path in sorted((repo_root / ".github" / "workflows").glob("*.y*ml")):
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
+            text = artifacts.read_text(path, "a workflow", MAX_WORKFLOW_BYTES)
+        except ArtifactError as exc:
             out.append(Check(f"workflow {path.name}", False, f"cannot be read: {exc}"))
             continue
         calls = False

@@ -99,6 +99,8 @@ def extract(
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise RegistryError(f"{path}:{exc.lineno}: cannot parse: {exc.msg}") from exc
+    except (RecursionError, MemoryError) as exc:  # the parser's own limits on nesting
+        raise RegistryError(f"{path}: cannot parse: nested too deep") from exc
     classes: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or not _is_test_class(node):

@@ -188,3 +188,19 @@ def test_a_superseded_run_leaves_the_status_to_the_newer_command(
     assert gh.statuses(HEAD)[-1] == pending  # the newer command's, as its comment says
     (results,) = [c for c in gh.comments(7) if c.author == BOT_LOGIN and MARKER in c.body]
     assert "running" in results.body.lower() or "pending" in results.body.lower()
+
+
+def test_a_job_whose_command_was_interrupted_fails_and_its_rerun_handles_it(
+    gh: GitHubStandIn, tmp_path: Path
+) -> None:
+    """A 502 after the 👀 claim: the job fails (re-running it is the retry), and the re-run
+    dispatches instead of calling the comment a duplicate."""
+    event, _ = _comment(gh, tmp_path, "/qnn test canonicalize_conv")
+    gh.fail_next("GET", r"/collaborators/maint/permission$", 502, count=20)
+    args = ["on-event", "--event-name", "issue_comment", "--event-path", str(event)]
+    code, out = _invoke(gh, args)
+    assert code == 1 and json.loads(out.splitlines()[0])["action"] == "interrupted"
+    gh.faults.clear()
+    code, out = _invoke(gh, args)
+    assert code == 0 and json.loads(out)["action"] == "dispatched"
+    assert len(gh.runs()) == 1

@@ -21,7 +21,9 @@ in the test), hang (sleeps until killed), crash (the process aborts), skip, hang
 (three subtests that each sleep until interrupted), daemon (starts a detached process in
 its own session that outlives the test; its pid goes to ``daemon_pid_file``), megaline
 (writes 64 MiB to stdout with no newline), symlink_out (leaves a symlink to /etc/passwd
-and one to a file beside it in the artifact folder). ``import_delay_s`` makes importing the module
+and one to a file beside it in the artifact folder), poison_outputs (at exit, after the
+wrapper wrote junit.xml, replaces it and the runner's stderr.txt with FIFOs, as PR code
+can: a reader that opens them waits for ever). ``import_delay_s`` makes importing the module
 slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
 When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
@@ -31,6 +33,7 @@ Tests are run by the real unittest machinery, directly or through bot/junit_wrap
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import subprocess
@@ -39,6 +42,16 @@ import time
 import unittest
 
 WORKSPACE = "/data/local/tmp/qnn_executorch_test"
+
+
+def _poison(attempt_dir: str) -> None:
+    for name in ("junit.xml", "stderr.txt"):
+        path = os.path.join(attempt_dir, name)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.mkfifo(path)
+
+
 CLASSES: dict[str, list[str]] = {
     "TestQNNFloatingPointOperator": [
         "test_qnn_backend_abs",
@@ -137,6 +150,8 @@ class TestQNN(unittest.TestCase):
         if behaviour == "symlink_out":
             os.symlink("/etc/passwd", os.path.join(self.artifact_dir, "leak"))
             os.symlink("inside.txt", os.path.join(self.artifact_dir, "fine"))
+        if behaviour == "poison_outputs":
+            atexit.register(_poison, os.path.dirname(os.path.abspath(self.artifact_dir)))
         if behaviour == "megaline":
             chunk = "x" * (1 << 20)
             for _ in range(64):

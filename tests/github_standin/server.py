@@ -1068,6 +1068,17 @@ def _create_reaction(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: 
     return status, {}, _reaction_json(s, cid, login, content)
 
 
+def _delete_reaction(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    cid, rid = int(m["comment_id"]), int(m["reaction_id"])
+    for content, people in repo.reactions.get(cid, {}).items():
+        for who in people:
+            if _reaction_json(s, cid, who, content)["id"] == rid:
+                people.remove(who)
+                return 204, {}, None
+    raise ApiError(404, "Not Found")
+
+
 def _dispatch(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
     repo = s.repo_for(m)
     workflow = m["workflow_id"]
@@ -1305,6 +1316,11 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("PATCH", REPO + r"/issues/comments/(?P<comment_id>\d+)", _edit_comment),
     ("GET", REPO + r"/issues/comments/(?P<comment_id>\d+)/reactions", _list_reactions),
     ("POST", REPO + r"/issues/comments/(?P<comment_id>\d+)/reactions", _create_reaction),
+    (
+        "DELETE",
+        REPO + r"/issues/comments/(?P<comment_id>\d+)/reactions/(?P<reaction_id>\d+)",
+        _delete_reaction,
+    ),
     ("POST", REPO + r"/actions/workflows/(?P<workflow_id>[^/]+)/dispatches", _dispatch),
     ("GET", REPO + r"/actions/runs/(?P<run_id>\d+)", _get_run),
     ("POST", REPO + r"/actions/runs/(?P<run_id>\d+)/cancel", _cancel_run),

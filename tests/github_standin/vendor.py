@@ -41,6 +41,7 @@ OPERATIONS = [
     ("/repos/{owner}/{repo}/issues/comments/{comment_id}", "patch"),
     ("/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", "get"),
     ("/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", "post"),
+    ("/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}", "delete"),
     ("/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", "post"),
     ("/repos/{owner}/{repo}/actions/runs/{run_id}", "get"),
     ("/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "post"),

@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from qnn_migrate.bot.pr.lanes import Lane
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 ADOPT = ROOT / ".github" / "adopt" / "workflows"
@@ -333,36 +335,75 @@ def test_the_lockdown_check_catches_breaches(breakage: Any, expected: str) -> No
     assert any(expected in p for p in lockdown_problems("qnn-device-tests.yml", doc))
 
 
-def command_lane_problems(jobs: dict[str, Any]) -> list[str]:
-    """Can a later comment drop a pending command of someone who may start runs?
+_GATE_IF_RE = re.compile(r"^needs\.gate\.outputs\.(\w+) (==|!=) '([\w-]+)'$")
 
-    A concurrency group keeps one pending run and cancels the older one unless it says
-    ``queue: max``; so every job that runs ``on-event`` for commenters who may start runs
-    must queue that way (or be in no group), and no job before it may sit in a group that
-    any comment enters.
+# What the gate prints for each kind of commenter (``bot.pr.lanes``).
+GATE_OUTPUTS = {lane: {"lane": lane.value} for lane in Lane}
+
+
+def _runs_job(job: dict[str, Any], outputs: dict[str, str]) -> bool | None:
+    """Does ``job`` run for a comment the gate answered ``outputs``? None: cannot tell."""
+    m = _GATE_IF_RE.match(str(job.get("if", "")).strip())
+    if m is None:
+        return None
+    key, op, value = m.groups()
+    return (outputs.get(key, "") == value) == (op == "==")
+
+
+def command_lane_problems(
+    jobs: dict[str, Any], gate_outputs: dict[Lane, dict[str, str]] = GATE_OUTPUTS
+) -> list[str]:
+    """Can a later comment drop a pending command of someone whose command may matter?
+
+    A concurrency group keeps one pending run and drops the older one unless it says
+    ``queue: max``. For each kind of commenter, the gate's answer picks the one job that
+    handles the comment; for a kept lane (``Lane.kept``: who may start runs, the PR's
+    author, anyone the permission check could not be made for) that job must queue that
+    way, or be in no group, and the kept lanes must not share one queue.
     """
     out: list[str] = []
+    kept_per_job: dict[str, int] = {}
+    handlers = {
+        name: job
+        for name, job in jobs.items()
+        if any("bot on-event" in s.get("run", "") for s in job.get("steps", []))
+    }
     for name, job in jobs.items():
-        runs = [s.get("run", "") for s in job.get("steps", [])]
         group = job.get("concurrency")
-        if any("bot on-event" in r for r in runs):
-            trusted_lane = "trusted == 'true'" in str(job.get("if", ""))
-            if isinstance(group, dict) and group.get("cancel-in-progress"):
-                out.append(f"{name}: cancels a command in progress")
-            if (
-                trusted_lane
-                and group is not None
-                and (not isinstance(group, dict) or group.get("queue") != "max")
-            ):
-                out.append(f"{name}: a pending command of a maintainer can be dropped")
-            if not trusted_lane and "gate" not in (job.get("needs") or []):
-                out.append(f"{name}: every comment enters this lane's group, maintainers' too")
-        elif group is not None:
-            out.append(f"{name}: a job every comment reaches sits in a concurrency group")
+        if name not in handlers:
+            if group is not None:
+                out.append(f"{name}: a job every comment reaches sits in a concurrency group")
+            continue
+        if isinstance(group, dict) and group.get("cancel-in-progress"):
+            out.append(f"{name}: cancels a command in progress")
+        if "gate" not in (job.get("needs") or []):
+            out.append(f"{name}: every comment enters this lane's group, maintainers' too")
+    if out:
+        return out
+    for outputs in (o for lane, o in gate_outputs.items() if lane.kept):
+        for n, job in handlers.items():
+            kept_per_job[n] = kept_per_job.get(n, 0) + bool(_runs_job(job, outputs))
+    for lane, outputs in gate_outputs.items():
+        chosen = [n for n, job in handlers.items() if _runs_job(job, outputs)]
+        if any(_runs_job(job, outputs) is None for job in handlers.values()):
+            out.append(f"{lane.value}: a job's condition is not a test of the gate's output")
+            continue
+        if len(chosen) != 1:
+            out.append(f"{lane.value}: handled by {len(chosen)} jobs, not one")
+            continue
+        group = handlers[chosen[0]].get("concurrency")
+        if not lane.kept or group is None:
+            continue
+        if not isinstance(group, dict) or group.get("queue") != "max":
+            out.append(f"{lane.value}: a pending command can be dropped ({chosen[0]})")
+        elif kept_per_job[chosen[0]] > 1 and "needs.gate.outputs.lane" not in str(
+            group.get("group", "")
+        ):
+            out.append(f"{lane.value}: shares one queue with the other kept lanes ({chosen[0]})")
     return out
 
 
-def test_no_command_from_someone_who_may_start_runs_is_dropped() -> None:
+def test_no_command_that_may_matter_is_dropped() -> None:
     doc = workflows()["qnn-bot-command.yml"]
     assert doc["on"] == {"workflow_call": doc["on"]["workflow_call"]}
     jobs = doc["jobs"]
@@ -372,10 +413,11 @@ def test_no_command_from_someone_who_may_start_runs_is_dropped() -> None:
     assert jobs["command"]["concurrency"]["queue"] == "max"
     gate_runs = [s["run"] for s in jobs["gate"]["steps"] if "run" in s]
     assert gate_runs[-1].startswith("qnn-migrate bot gate ")
+    assert jobs["gate"]["outputs"] == {"lane": "${{ steps.gate.outputs.lane }}"}
 
 
 def test_the_lane_check_flags_the_one_group_for_every_comment() -> None:
-    # The shape before: one job, one per-PR group, the default queue of one pending run.
+    # The shape before the gate: one job, one per-PR group, the default queue of one.
     old = {
         "command": {
             "concurrency": {"group": "qnn-command-${{ github.event.issue.number }}"},
@@ -388,7 +430,29 @@ def test_the_lane_check_flags_the_one_group_for_every_comment() -> None:
     no_queue = copy.deepcopy(workflows()["qnn-bot-command.yml"]["jobs"])
     del no_queue["command"]["concurrency"]["queue"]
     assert command_lane_problems(no_queue) == [
-        "command: a pending command of a maintainer can be dropped"
+        f"{lane}: a pending command can be dropped (command)"
+        for lane in ("runs", "author", "unsure")
+    ]
+
+
+def test_the_lane_check_flags_the_two_lanes_that_dropped_the_author_and_the_unsure() -> None:
+    """The shape before the lanes: a yes/no gate, so the PR's author and anyone the
+    permission check failed for went to the lane where any later comment dropped them."""
+    jobs = copy.deepcopy(workflows()["qnn-bot-command.yml"]["jobs"])
+    jobs["command"]["if"] = "needs.gate.outputs.trusted == 'true'"
+    jobs["command"]["concurrency"]["group"] = "qnn-command-${{ github.event.issue.number }}"
+    jobs["others"]["if"] = "needs.gate.outputs.trusted != 'true'"
+    yes_no = {lane: {"trusted": "true" if lane is Lane.RUNS else "false"} for lane in Lane}
+    assert command_lane_problems(jobs, yes_no) == [
+        "author: a pending command can be dropped (others)",
+        "unsure: a pending command can be dropped (others)",
+    ]
+    # One queue for every kept lane: an author's flood would queue ahead of maintainers.
+    shared = copy.deepcopy(workflows()["qnn-bot-command.yml"]["jobs"])
+    shared["command"]["concurrency"]["group"] = "qnn-command-${{ github.event.issue.number }}"
+    assert command_lane_problems(shared) == [
+        f"{lane}: shares one queue with the other kept lanes (command)"
+        for lane in ("runs", "author", "unsure")
     ]
 
 
@@ -876,3 +940,26 @@ def test_the_hosted_runner_check_reads_the_matrix() -> None:
     assert len(lockdown_problems("ci.yml", doc)) == 1  # -latest moves: pin the image
     core["runs-on"] = "${{ matrix.runner }}"  # a key the matrix does not have
     assert len(lockdown_problems("ci.yml", doc)) == 1
+
+
+def test_the_nightly_docs_describe_what_the_report_workflow_runs() -> None:
+    """docs/runners.md's nightly section once described a clone and a git push; the
+    workflow writes the branch through the API (``bot nightly publish``)."""
+    docs = (ROOT / "docs" / "runners.md").read_text(encoding="utf-8")
+    section = docs.split("## Nightly baselines", 1)[1].split("\n## ", 1)[0]
+    runs = [
+        s["run"]
+        for s in workflows()["qnn-bot-report.yml"]["jobs"]["nightly"]["steps"]
+        if "bot nightly" in s.get("run", "")
+    ]
+    assert runs and all("qnn-migrate bot nightly publish" in r for r in runs)
+    assert "`qnn-migrate bot nightly publish`" in section
+    for gone in ("git push", "pushes one commit", "clones the branch", '"Push\n  the baselines"'):
+        assert gone not in section, gone
+
+
+def test_the_device_job_template_points_at_the_host_model() -> None:
+    """It said the job had "nothing to lose": the host it runs on is what PR code reaches."""
+    text = (ADOPT / "qnn-device-tests.yml").read_text(encoding="utf-8")
+    assert "nothing to lose" not in text
+    assert '"A clean host' in text

@@ -1,9 +1,9 @@
 """Commands for a repository that adopts the bot: ``qnn-migrate bot gate`` and ``bot doctor``.
 
-``gate`` routes an ``issue_comment`` to one of two concurrency lanes of the command
-workflow (commenters who may start runs, and everyone else), so that no one can drop a
-maintainer's pending command by commenting. It only routes: it prints ``trusted=false``
-on any doubt and never fails, and the bot authorizes again before it dispatches.
+``gate`` routes an ``issue_comment`` to a concurrency lane of the command workflow
+(``bot.pr.lanes``: those who may start runs, the PR's author, the unsure, everyone else),
+so that no one can drop a pending command that may matter by commenting. It only routes:
+on any doubt it picks a kept lane, it never fails, and the bot authorizes again.
 
 ``doctor`` checks the adoption files in the working directory and, with a token, the
 repository's and organization's settings through the REST API; it prints what must be
@@ -20,49 +20,50 @@ from typing import Any
 
 import click
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import doctor as doctor_mod
-from qnn_migrate.bot.cli.common import EXIT_FAILED, environment, github_session, load_catalog
-from qnn_migrate.bot.github.gateway import GatewayError
-
-MAX_EVENT_BYTES = 1024 * 1024
-
-
-def _commenter(event_path: Path) -> str | None:
-    try:
-        with open(event_path, "rb") as handle:
-            doc = json.loads(handle.read(MAX_EVENT_BYTES + 1)[:MAX_EVENT_BYTES])
-        login = doc["comment"]["user"]["login"]
-        kind = doc["comment"]["user"].get("type", "User")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if not isinstance(login, str) or kind != "User" or login.endswith("[bot]"):
-        return None
-    return login
+from qnn_migrate.bot.artifacts import ArtifactError
+from qnn_migrate.bot.cli.common import (
+    EXIT_FAILED,
+    MAX_EVENT_BYTES,
+    environment,
+    github_session,
+    load_catalog,
+)
 
 
 @click.command("gate")
 @click.option(
     "--event-path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # any path: what cannot be read is routed, not refused
     envvar="GITHUB_EVENT_PATH",
     required=True,
     help="The issue_comment event payload (default: $GITHUB_EVENT_PATH).",
 )
 @click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False, path_type=Path))
 def gate(event_path: Path, catalog_path: Path | None) -> None:
-    """Print `trusted=true` if the commenter may start runs, else `trusted=false` (never fails)."""
-    from qnn_migrate.bot.pr import auth
+    """Print `lane=runs|author|unsure|others`: the command workflow's lane (never fails).
 
-    trusted = False
-    login = _commenter(event_path)
-    if login is not None:
+    Only `others` is a lane where a later comment can drop a pending command; see
+    `qnn_migrate.bot.pr.lanes`.
+    """
+    from qnn_migrate.bot.pr import lanes
+
+    event: object = None
+    try:
+        event = artifacts.read_json(event_path, "the event payload", MAX_EVENT_BYTES)
+    except ArtifactError as exc:
+        click.echo(f"gate: {exc}; the command goes to a kept lane", err=True)
+    gw, policy = None, None
+    if lanes.commenter_and_author(event)[0] is not None:
         try:
-            catalog = load_catalog(catalog_path)
-            session = github_session()
-            trusted = auth.role_of(session.gateway, catalog.policy, login).may_run
-        except (SystemExit, GatewayError, OSError, ValueError) as exc:
-            click.echo(f"gate: cannot tell ({exc}); the command goes to the second lane", err=True)
-    click.echo(f"trusted={'true' if trusted else 'false'}")
+            policy = load_catalog(catalog_path).policy
+            gw = github_session().gateway
+        except (SystemExit, OSError, ValueError) as exc:
+            click.echo(f"gate: cannot ask the permission API ({exc})", err=True)
+    routed = lanes.route(event, gw, policy)
+    click.echo(f"gate: {routed.why}", err=True)
+    click.echo(f"lane={routed.lane.value}")
 
 
 class HttpReader:

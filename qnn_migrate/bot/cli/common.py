@@ -42,6 +42,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INPUT = 2
 EXIT_HEAD_MOVED = 3
+# A webhook payload: two bodies of 65,536 characters at most, each escaped, and the rest.
+MAX_EVENT_BYTES = 4 * 1024 * 1024
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:

@@ -30,7 +30,7 @@ from qnn_migrate.bot.lab import host_config, quarantine
 
 def _read(path: Path, what: str) -> str:
     try:
-        return artifacts.read_bytes(path, what).decode("utf-8", errors="replace")
+        return artifacts.read_text(path, what)
     except ArtifactError as exc:
         fail(str(exc))
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError, parse_shards
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.cli import adopt, lab, nightly
@@ -27,6 +28,7 @@ from qnn_migrate.bot.cli.common import (
     EXIT_FAILED,
     EXIT_HEAD_MOVED,
     EXIT_INPUT,
+    MAX_EVENT_BYTES,
     GitHubSession,
     collect_results,
     environment,
@@ -93,12 +95,12 @@ def _context(session: GitHubSession, catalog: Catalog) -> BotContext:
 def _read_event(path: Path) -> dict[str, object]:
     """The webhook payload GitHub wrote for this job (trusted: written by the runner)."""
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        fail(f"{path}: cannot read the event payload: {exc}", EXIT_INPUT)
+        doc = artifacts.read_json(path, "the event payload", MAX_EVENT_BYTES)
+    except ArtifactError as exc:
+        fail(str(exc), EXIT_INPUT)
     if not isinstance(doc, dict):
         fail(f"{path}: the event payload is not a JSON object", EXIT_INPUT)
-    return doc
+    return dict(doc)
 
 
 def _echo_outcome(outcome: Outcome) -> None:
@@ -152,6 +154,8 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
     _echo_outcome(outcome)
+    if outcome.action == "interrupted":
+        sys.exit(EXIT_FAILED)  # the job fails, so that re-running it is the retry
 
 
 @bot.command("check-head")
@@ -243,6 +247,8 @@ def report_cmd(
     from qnn_migrate.bot.pr.programs import render_section as render_programs
     from qnn_migrate.bot.pr.report import render_offline, report
 
+    if body_out is not None and not body_out.parent.is_dir():
+        fail(f"{body_out}: the folder {body_out.parent} does not exist; create it first")
     catalog = load_catalog(catalog_path)
     text = environment().get("QNN_SHARDS", "")
     if shards_file is None and not text:
@@ -251,6 +257,14 @@ def report_cmd(
         planned = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
     except ArtifactError as exc:
         fail(str(exc), EXIT_INPUT)
+    shas, prs = {s.sha for s in planned}, {s.pr for s in planned}
+    if len(shas) != 1 or len(prs) != 1:
+        fail(
+            f"{shards_file or '$QNN_SHARDS'}: the shards are at {len(shas)} commit(s) of "
+            f"{len(prs)} PR(s); one run's shards share one sha and pr: pass the list the run "
+            "was dispatched with",
+            EXIT_INPUT,
+        )
     baseline = load_baseline(baseline_path)
     results = collect_results(results_dir, planned)
     groups, warnings = gather_programs(planned, results_dir, baseline_path)
@@ -266,7 +280,10 @@ def report_cmd(
             planned, results, baseline, catalog, repo_url, programs=programs
         )
         if body_out is not None:
-            body_out.write_text(body, encoding="utf-8")
+            try:
+                body_out.write_text(body, encoding="utf-8")
+            except OSError as exc:
+                fail(f"{body_out}: cannot write the comment body: {exc.strerror or exc}")
         else:
             click.echo(body, nl=False)
         click.echo(

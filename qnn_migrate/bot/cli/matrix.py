@@ -11,9 +11,13 @@ from pathlib import Path
 
 import click
 
+from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import catalog as catalog_mod
+from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.cli.common import CATALOG_OPTION, EXIT_FAILED, EXIT_INPUT, fail, load_catalog
 from qnn_migrate.bot.registry import RegistryError, extract
+
+MAX_SOURCE_BYTES = 16 * 1024 * 1024  # ExecuTorch 1.5.1's test_qnn_delegate.py is 0.3 MiB
 
 
 @click.group()
@@ -110,15 +114,29 @@ def matrix_check(catalog_path: Path | None) -> None:
 def matrix_registry(source: Path, version: str, out: Path, check: bool) -> None:
     """Regenerate the test registry from the test file's syntax tree (no import)."""
     try:
-        reg = extract(source.read_text("utf-8"), version=version)
-    except RegistryError as exc:
+        reg = extract(
+            artifacts.read_text(source, "the test file", MAX_SOURCE_BYTES), version=version
+        )
+    except ArtifactError as exc:
         fail(str(exc), EXIT_INPUT)
+    except RegistryError as exc:  # it names the file by its path in ExecuTorch
+        fail(f"{source}: {exc}", EXIT_INPUT)
     text = reg.to_json()
-    current = out.read_text("utf-8") if out.exists() else ""
     if check:
+        current = ""
+        if out.exists() or out.is_symlink():
+            try:
+                current = artifacts.read_text(out, "the registry")
+            except ArtifactError as exc:
+                fail(str(exc), EXIT_INPUT)
         if current != text:
             fail(f"{out} is out of date; run without --check to regenerate", EXIT_FAILED)
         click.echo(f"{out}: up to date ({len(reg.ids())} tests)")
         return
-    out.write_text(text, "utf-8")
+    if not out.parent.is_dir():
+        fail(f"{out}: the folder {out.parent} does not exist; create it first", EXIT_INPUT)
+    try:
+        out.write_text(text, "utf-8")
+    except OSError as exc:
+        fail(f"{out}: cannot write the registry: {exc.strerror or exc}", EXIT_INPUT)
     click.echo(f"wrote {out}: {len(reg.ids())} tests in {len(reg.classes)} classes, {version}")

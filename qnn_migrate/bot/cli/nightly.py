@@ -9,6 +9,7 @@ through the gateway (the baselines branch by the Git Data API, the issue and its
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,8 @@ def nightly_record(
 
     Prints one JSON line: {"action": "none"|"create"|"update", "issue": N|null, ...}.
     """
+    if not issue_out.parent.is_dir():  # before anything is written to the baselines
+        fail(f"{issue_out}: the folder {issue_out.parent} does not exist; create it first")
     planned, tonight = _tonight(shards_file, results_dir, sha)
     run = _run_info(sha, date, run_url)
     current: dict[str, bytes] = {}
@@ -101,9 +104,12 @@ def nightly_record(
     )
     for warning in night.warnings:
         warn(warning)
-    baselines_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in night.files.items():
-        (baselines_dir / name).write_text(text, encoding="utf-8")
+    try:
+        baselines_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in night.files.items():
+            _replace(baselines_dir / name, text)
+    except OSError as exc:
+        fail(f"{baselines_dir}: cannot write the baselines: {exc.strerror or exc}")
     for warning in program_baseline.record_night(baselines_dir, planned, results_dir, sha):
         warn(warning)
 
@@ -117,8 +123,20 @@ def nightly_record(
             fail(f"{issues_file}: not a gh issue list: {exc}")
     action = nightly.plan_issue(the_diff, existing, bot_login)
     if action.kind != "none":
-        issue_out.write_text(action.body, encoding="utf-8")
+        try:
+            issue_out.write_text(action.body, encoding="utf-8")
+        except OSError as exc:
+            fail(f"{issue_out}: cannot write the issue body: {exc.strerror or exc}")
     _echo(action, the_diff)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``path`` whole by renaming a new file over it: whatever stood there (a FIFO
+    that would block the write, a link that would send it elsewhere) is replaced."""
+    tmp = path.with_name(f".{path.name}.new")
+    tmp.unlink(missing_ok=True)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _tonight(

@@ -100,6 +100,17 @@ def _call(what: str) -> Iterator[None]:
         raise GatewayError(f"GitHub API {what} failed: {exc}") from exc
 
 
+def _check(what: str, status: int, body: str) -> None:
+    """A GatewayError for an answer of 400 or more to a raw request, with GitHub's message."""
+    if status < 400:
+        return
+    try:
+        message = json.loads(body).get("message", body)
+    except (ValueError, AttributeError):
+        message = body
+    raise GatewayError(f"GitHub API {what} failed with HTTP {status}: {message}", status)
+
+
 class PyGithubGateway:
     """``GitHubGateway`` for one repository, over a PyGithub client built in ``cli``."""
 
@@ -188,6 +199,9 @@ class PyGithubGateway:
         )
 
     def _react(self, comment_id: int, content: str) -> bool:
+        return self._reaction(comment_id, content)[0]
+
+    def _reaction(self, comment_id: int, content: str) -> tuple[bool, int | None]:
         # PyGithub hides the status code, and it is the point here: GitHub answers 201 for a
         # new reaction and 200 when this user had already left it (a redelivered event).
         with _call(f"POST issues/comments/{comment_id}/reactions"):
@@ -196,15 +210,26 @@ class PyGithubGateway:
                 self._path(f"/issues/comments/{comment_id}/reactions"),
                 input={"content": content},
             )
-        if status >= 400:
-            try:
-                message = json.loads(body).get("message", body)
-            except (ValueError, AttributeError):
-                message = body
-            raise GatewayError(
-                f"GitHub API POST reactions failed with HTTP {status}: {message}", status
+        _check("POST reactions", status, body)
+        try:
+            rid = json.loads(body).get("id")
+        except (ValueError, AttributeError):
+            rid = None
+        return status == 201, rid if isinstance(rid, int) else None
+
+    def remove_reaction(self, comment_id: int, content: str) -> None:
+        # GitHub deletes a reaction by its id. Posting the same reaction again answers the
+        # bot's own (200, with its id), or makes it (201) when it is gone: either way the
+        # delete that follows leaves none.
+        _, rid = self._reaction(comment_id, content)
+        if rid is None:
+            raise GatewayError(f"GitHub API POST reactions on {comment_id} gave no reaction id")
+        with _call(f"DELETE issues/comments/{comment_id}/reactions/{rid}"):
+            status, _, body = self._gh.requester.requestJson(
+                "DELETE", self._path(f"/issues/comments/{comment_id}/reactions/{rid}")
             )
-        return status == 201
+        if status != 404:
+            _check("DELETE reactions", status, body)
 
     def comments(self, issue: int) -> list[IssueComment]:
         with _call(f"GET issues/{issue}/comments"):

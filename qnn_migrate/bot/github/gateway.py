@@ -114,6 +114,10 @@ class GitHubGateway(Protocol):
         """React as the bot; True if the reaction is new, False if the bot had already left it."""
         ...
 
+    def remove_reaction(self, comment_id: int, content: str) -> None:
+        """Take the bot's reaction back (gone already: nothing to do)."""
+        ...
+
     def comments(self, issue: int) -> list[IssueComment]:
         """All comments on the PR's conversation, oldest first."""
         ...

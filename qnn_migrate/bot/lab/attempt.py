@@ -13,7 +13,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from qnn_migrate.bot.artifacts import PROGRAMS_FILE
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import PROGRAMS_FILE, ArtifactError
 from qnn_migrate.bot.lab import preflight, process, results
 from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
@@ -72,30 +73,34 @@ def script_argv(
     return argv
 
 
+# The test process can replace the files it writes, and the runner's stderr file, with a
+# FIFO (a read that waits for ever) or a link to /dev/zero (a read that never ends): they
+# are read through the capped reader, a regular file only, and never more than a cap.
+TAIL_BYTES = 1024 * 1024
+
+
 def _tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        data = artifacts.read_part(path, "the test's output", TAIL_BYTES, tail=True)
+    except ArtifactError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
 
 
 def _read_reported(xml_path: Path, stderr_path: Path, notes: list[str]) -> results.Reported:
     text_report = results.Reported()
     try:
-        raw = stderr_path.read_bytes()
-        text_report = results.parse_verbose(
-            raw[: results.MAX_TEXT_CHARS].decode("utf-8", "replace")
-        )
-    except OSError:
-        pass
-    if not xml_path.exists():
+        raw = artifacts.read_part(stderr_path, "the test's output", results.MAX_TEXT_CHARS)
+        text_report = results.parse_verbose(raw.decode("utf-8", "replace"))
+    except ArtifactError as exc:
+        if stderr_path.exists() or stderr_path.is_symlink():
+            notes.append(f"the test output ignored: {exc}")
+    if not xml_path.exists() and not xml_path.is_symlink():
         return text_report
     try:
-        with open(xml_path, "rb") as handle:
-            data = handle.read(results.MAX_XML_BYTES + 1)
+        data = artifacts.read_part(xml_path, "junit.xml", results.MAX_XML_BYTES + 1)
         return results.parse_junit(data).merged_with(text_report)
-    except results.ArtifactError as exc:
+    except (ArtifactError, results.ArtifactError) as exc:
         notes.append(f"junit.xml ignored: {exc}")
         return text_report
 

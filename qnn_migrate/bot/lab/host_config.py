@@ -334,4 +334,6 @@ def loads(text: str, where: str = "host config") -> HostConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise HostConfigError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per nested array or table
+        raise HostConfigError(f"{where}: not valid TOML: nested too deep") from exc
     return parse(doc, where)

@@ -23,6 +23,9 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from qnn_migrate.bot import artifacts
+from qnn_migrate.bot.artifacts import ArtifactError
+
 MANIFEST_VERSION = 1
 # A trusted tree of more entries than this is refused at seal time: every job walks it.
 MAX_ENTRIES = 2_000_000
@@ -110,10 +113,11 @@ def seal(roots: Sequence[str], manifest: Path) -> int:
 def verify(manifest: Path) -> list[str]:
     """What differs from the sealed state; a manifest that cannot be read is a finding."""
     try:
-        with open(manifest, "rb") as handle:
-            raw = handle.read(MAX_MANIFEST_BYTES + 1)
-        doc = json.loads(raw) if len(raw) <= MAX_MANIFEST_BYTES else None
-    except (OSError, ValueError) as exc:
+        # The capped reader: a FIFO or a device planted at the path cannot stall the check.
+        doc = json.loads(artifacts.read_bytes(manifest, "the sealed manifest", MAX_MANIFEST_BYTES))
+    except ArtifactError as exc:
+        return [f"no readable sealed manifest ({exc})"]
+    except (ValueError, RecursionError) as exc:
         return [f"no readable sealed manifest at {manifest} ({exc})"]
     if (
         not isinstance(doc, dict)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from qnn_migrate.bot import artifacts
+
 MAX_STATE_BYTES = 64 * 1024
 
 
@@ -56,18 +58,18 @@ def put(
 
 def get(state_dir: Path, serial: str) -> Quarantined | None:
     path = _path(state_dir, serial)
+    if not path.exists() and not path.is_symlink():
+        return None
     try:
-        raw = path.read_bytes()[:MAX_STATE_BYTES]
-        doc = json.loads(raw)
+        # The capped reader: a FIFO left at the path must not stall every job of the host.
+        doc = json.loads(artifacts.read_part(path, "a quarantine file", MAX_STATE_BYTES))
         return Quarantined(
             serial=str(doc.get("serial", serial)),
             reason=str(doc.get("reason", "")),
             since=float(doc.get("since", 0.0)),
             shard=str(doc.get("shard", "")),
         )
-    except FileNotFoundError:
-        return None
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, RecursionError):  # ArtifactError included
         # A damaged file still means "something went wrong with this phone".
         return Quarantined(serial, f"unreadable quarantine file {path}", 0.0)
 

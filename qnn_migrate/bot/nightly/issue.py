@@ -76,14 +76,41 @@ def _flips(statuses: Sequence[Status]) -> int:
     return sum(a != b for a, b in itertools.pairwise(outcomes))
 
 
+def _column(after: SocBaseline, run: RunInfo) -> int | None:
+    """Where ``run`` sits in ``after``: not always last (a re-run of an old night)."""
+    return next((i for i, r in enumerate(after.runs) if r.same_night(run)), None)
+
+
 def compare(
-    before: SocBaseline | None, after: SocBaseline, results: Sequence[ShardResult]
+    before: SocBaseline | None,
+    after: SocBaseline,
+    results: Sequence[ShardResult],
+    run: RunInfo,
 ) -> tuple[list[Change], list[Change], list[Change], int, tuple[int, int]]:
-    """The changes on one SoC between the history ``before`` and the updated ``after``."""
+    """The changes on one SoC between the history ``before`` and ``run``'s column of ``after``.
+
+    The column is ``run``'s own, wherever the history put it: a re-run of an old night
+    sits before the later nights, and the newest column is then another night's outcome
+    (comparing it would blame the old night's commit for a later night's failure). The
+    recent statuses stop at ``run`` too. A night already out of the window changes nothing.
+    """
     messages = {
         r.test_id: r.message for s in results if s.shard.soc == after.soc for r in s.results
     }
-    tonight = {t: seen[-1] for t, seen in after.tests.items() if seen and seen[-1] is not None}
+    at = _column(after, run)
+    if at is None:
+        return [], [], [], 0, (0, 0)
+    upto = SocBaseline(
+        after.soc,
+        after.window,
+        after.runs[: at + 1],
+        {t: seen[: at + 1] for t, seen in after.tests.items()},
+    )
+    tonight: dict[str, Status] = {}
+    for test_id, seen in after.tests.items():
+        status = seen[at]
+        if status is not None:
+            tonight[test_id] = status
     new, fixed, flaky = [], [], []
     infra = sum(1 for s in tonight.values() if s is Status.INFRA)
     for test_id, now in sorted(tonight.items()):
@@ -96,7 +123,7 @@ def compare(
             continue
         if last is None and now_pass:
             continue  # a new test that passes is not news
-        recent = tuple(after.history(test_id)[-after.window :])
+        recent = tuple(upto.history(test_id)[-after.window :])
         change = Change(after.soc, test_id, now, last, messages.get(test_id, ""), recent)
         if _flips(recent) >= 2:
             flaky.append(change)
@@ -120,7 +147,7 @@ def diff(
     infra: dict[str, int] = {}
     ran: dict[str, tuple[int, int]] = {}
     for after in afters:
-        n, f, fl, inf, counts = compare(befores.get(after.soc), after, results)
+        n, f, fl, inf, counts = compare(befores.get(after.soc), after, results, run)
         new += n
         fixes += f
         flaky += fl

@@ -8,6 +8,10 @@ The order of checks is the security argument, so it is spelled out here:
 3. Claim the comment with the bot's 👀 reaction. GitHub answers 201 when the reaction is
    new and 200 when this login already left it, atomically on its side: a redelivered
    or re-run event gets 200 and stops here, so one comment dispatches at most once.
+   A GitHub API failure after the claim and before anything was started (the device
+   workflow dispatched, a run cancelled) releases the claim (the 👀 is taken back) and
+   says so on the PR, so a re-run of the job handles the command instead of calling it a
+   duplicate; past that point the claim stays, as a re-run would start the work twice.
 4. A malformed command gets 😕 and a reply naming the problem; ``help`` gets the help.
 5. The commenter must be allowed to start runs (``auth``: the REST permission API);
    otherwise 😕 and a reply saying who may run.
@@ -21,6 +25,7 @@ The order of checks is the security argument, so it is spelled out here:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -70,7 +75,9 @@ class BotContext:
 class Outcome:
     """What the bot did with one event; ``action`` is stable for tests and logs."""
 
-    action: str  # ignored | duplicate | help | rejected | refused | dispatched | cancelled | failed
+    # ignored | duplicate | help | rejected | refused | dispatched | cancelled | failed
+    # | interrupted (a GitHub API failure before anything started; the claim released)
+    action: str
     reason: str
     plan: Plan | None = None
     run: DispatchedRun | None = None
@@ -87,6 +94,8 @@ class _Conversation:
 
     def __init__(self, gw: GitHubGateway, pr: int, comment_id: int) -> None:
         self.gw, self.pr, self.comment_id = gw, pr, comment_id
+        # Set once something was started that a re-run of the job must not start again.
+        self.started = False
 
     def refuse(self, action: str, text: str) -> Outcome:
         self.gw.add_reaction(self.comment_id, "confused")
@@ -126,6 +135,38 @@ def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotCo
     if not gw.add_reaction(comment_id, "eyes"):
         return Outcome("duplicate", f"comment {comment_id} was already handled")
     talk = _Conversation(gw, number, comment_id)
+    try:
+        return _claimed(gw, ctx, talk, login, command, error)
+    except GatewayError as exc:
+        if talk.started:
+            raise
+        return _release(talk, exc)
+
+
+def _release(talk: _Conversation, exc: GatewayError) -> Outcome:
+    """Take the claim back after a failure that started nothing, and say so if GitHub lets us."""
+    gw = talk.gw
+    try:
+        gw.remove_reaction(talk.comment_id, "eyes")
+        then = render.INTERRUPTED_RELEASED
+    except GatewayError:
+        then = render.INTERRUPTED_KEPT
+    text = render.INTERRUPTED.format(error=str(exc)[:300], then=then)
+    with contextlib.suppress(GatewayError):  # still failing: the job log (outcome) says it
+        gw.create_comment(talk.pr, text)
+    return Outcome("interrupted", f"{exc}; {then}")
+
+
+def _claimed(
+    gw: GitHubGateway,
+    ctx: BotContext,
+    talk: _Conversation,
+    login: str,
+    command: Command | None,
+    error: CommandError | None,
+) -> Outcome:
+    """Everything after the claim (steps 4 to 7)."""
+    number, comment_id = talk.pr, talk.comment_id
     if error is not None:
         return talk.refuse("rejected", render.COMMAND_ERROR.format(error=error))
     assert command is not None
@@ -133,6 +174,8 @@ def handle_comment_event(event: Mapping[str, Any], gw: GitHubGateway, ctx: BotCo
         gw.create_comment(number, help_text(ctx.catalog))
         return Outcome("help", "help sent")
     if command.action is Action.MIGRATE:  # its own authorization: it only proposes text
+        # Releasing its claim is always safe: a review already posted at the head SHA
+        # makes the re-run a duplicate (``migrate.already_reviewed``).
         done = handle_migrate(
             gw, command, pr=number, login=login, bot_login=ctx.bot_login, comment_id=comment_id
         )
@@ -254,6 +297,7 @@ def _run(
         gw.set_status(sha, "error", context, "the device workflow did not start", None)
         outcome = talk.refuse("failed", text)
         return Outcome("failed", outcome.reason, the_plan, None, sha)
+    talk.started = True
     gw.add_reaction(talk.comment_id, "rocket")
     if run.run_id is not None or run.html_url:
         state = replace(state, run_id=run.run_id, run_url=run.html_url)
@@ -331,6 +375,7 @@ def _cancel(
         return talk.refuse("refused", render.NOTHING_TO_CANCEL)
     if state.run_id is not None and not gw.cancel_run(state.run_id):
         return talk.refuse("refused", render.NOTHING_TO_CANCEL)
+    talk.started = True
     note = f"Cancelled by @{login}."
     closed = state.with_phase(Phase.CANCELLED, note)
     gw.edit_comment(previous[0].id, render.render_closed(closed, ctx.links, "cancelled", note))

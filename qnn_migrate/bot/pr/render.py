@@ -450,3 +450,14 @@ DISPATCH_FAILED = (
     "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
     "try again later or ask a maintainer to check the workflow."
 )
+INTERRUPTED = (
+    "⚠️ GitHub's API failed while I handled this command: {error}. Nothing was started. {then}"
+)
+INTERRUPTED_RELEASED = (
+    "I took my 👀 back, so re-running the failed job of this workflow run handles the "
+    "command again; or post it again."
+)
+INTERRUPTED_KEPT = (
+    "My 👀 could not be taken back, so a re-run would skip this comment: post the command "
+    "again in a new comment."
+)

@@ -11,7 +11,10 @@ executorch imported from elsewhere (test_preflight.py), the simulator path
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import pytest
 
 from qnn_migrate.bot.lab import attempt, quarantine
 from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import Status
+from qnn_migrate.bot.model import ShardResult, Status
 
 from .support import ABS, ADD, Lab, sim_settings, statuses
 
@@ -80,3 +83,26 @@ def test_a_command_line_the_harness_rejects_quarantines_no_phone(lab: Lab) -> No
     assert "SetupEnvironmentError" in result.results[0].message
     assert quarantine.get(lab.state_dir, "PHONE_A") is None
     assert quarantine.get(lab.state_dir, "PHONE_B") is None
+
+
+def test_outputs_the_test_process_turned_into_fifos_never_stall_the_runner(lab: Lab) -> None:
+    """PR code can replace junit.xml and the runner's stderr file with FIFOs (or links to
+    /dev/zero) on its way out; the runner read them with a plain open, which waits for a
+    writer for ever. Now they are refused: the run ends, its tests are not PASS."""
+    lab.scenario(tests={ABS: "poison_outputs"})
+    settings = lab.settings(devices=lab.host().devices[:1])
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(Runner(settings).run(lab.shard(ABS))))
+    worker.start()
+    worker.join(timeout=120)
+    if worker.is_alive():  # release the reader, so that the test fails instead of hanging
+        for name in ("junit.xml", "stderr.txt"):
+            for fifo in settings.out_dir.glob(f"attempt-*/{name}"):
+                with contextlib.suppress(OSError):
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=30)
+        pytest.fail("the runner waited on a FIFO the test process left")
+    (result,) = done
+    assert isinstance(result, ShardResult)
+    assert statuses(result) != [Status.PASS]
+    assert stat.S_ISFIFO(os.lstat(settings.out_dir / "attempt-1" / "junit.xml").st_mode)

@@ -151,3 +151,30 @@ def test_the_issue_stays_under_the_size_cap_and_a_rerun_night_is_not_listed_twic
         nightly.render_night(run_night(None, "SM8650", {"abs": F}, 39)), body
     )
     assert again.count(f"<!-- night {night(39).run_url} -->") == 1
+
+
+def test_a_rerun_of_an_old_night_is_compared_on_its_own_column() -> None:
+    """Night 2's job re-run after night 3: its changes are night 2's, never night 3's.
+
+    Night 3 broke ``add``; night 2 (re-run, the same results) broke nothing. The re-run's
+    section names night 2's commit, so it must not list ``add``: that would blame night 2's
+    commit for night 3's failure.
+    """
+    stored = history("SM8650", [{"abs": P, "add": P}, {"abs": P, "add": P}, {"abs": P, "add": F}])
+    assert stored is not None
+    rerun = RunInfo(night(2).sha, "2026-11-09T10:00:00Z", night(2).run_url)
+    res = tonight_results("SM8650", {"abs": P, "add": P})
+    after = baseline.record(stored, "SM8650", res, rerun)
+    d = nightly.diff({"SM8650": stored.before(rerun)}, [after], res, rerun)
+    assert d.quiet, [c.test_id for c in d.new_failures]
+    # And a re-run that does change something is told on its own night: abs failed on
+    # night 2 (re-run), and its recent history stops at night 2.
+    res2 = tonight_results("SM8650", {"abs": F, "add": P})
+    after2 = baseline.record(stored, "SM8650", res2, rerun)
+    d2 = nightly.diff({"SM8650": stored.before(rerun)}, [after2], res2, rerun)
+    assert [c.test_id.rsplit("_", 1)[1] for c in d2.new_failures] == ["abs"]
+    assert d2.new_failures[0].recent == (P, F)
+    assert d2.ran == {"SM8650": (2, 2)}
+    # Control: the same results as the newest night are compared on the newest column.
+    d3 = run_night(stored, "SM8650", {"abs": P, "add": F}, 4)
+    assert d3.quiet

@@ -15,7 +15,7 @@ from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
-from qnn_migrate.bot.github.gateway import IssueComment
+from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
@@ -279,3 +279,61 @@ def test_a_502_on_the_results_comment_is_retried_and_the_run_still_starts(
     state = found[1]
     assert state.phase is Phase.PENDING and state.run_id == gh.runs()[-1].id
     assert state.command["matrices"] == ["convert_linear_to_conv2d"]
+
+
+def redeliver(gh: GitHubStandIn, gw: PyGithubGateway, ctx: BotContext, cid: int) -> object:
+    """The same event again, as a re-run of the failed job delivers it."""
+    body = next(c.body for c in gh.comments(7) if c.id == cid)
+    event = comment_event(repo=REPO, number=7, body=body, login="maint", comment_id=cid)
+    return handle_comment_event(event, gw, ctx)
+
+
+def test_a_transient_failure_after_the_claim_releases_it_and_says_so(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    # GitHub answers 502 to every try of the permission check, after the 👀 claim.
+    gh.fail_next("GET", r"/collaborators/maint/permission$", 502, count=20)
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    assert gh.runs() == [] and gh.reactions(cid) == {"eyes": []}
+    (reply,) = bot_comments(gh)
+    assert "502" in reply and "Nothing was started" in reply and "re-running" in reply
+    gh.faults.clear()
+    # The re-run of the job handles the command instead of calling it a duplicate.
+    again = redeliver(gh, gateway, ctx, cid)
+    assert again.action == "dispatched"  # type: ignore[attr-defined]
+    assert len(gh.runs()) == 1 and gh.reactions(cid)["eyes"] == [BOT_LOGIN]
+
+
+def test_a_claim_that_cannot_be_released_asks_for_a_new_comment(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.fail_next("GET", r"/collaborators/maint/permission$", 502, count=20)
+    gh.fail_next("DELETE", r"/reactions/\d+$", 502, count=20)
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    assert gh.reactions(cid)["eyes"] == [BOT_LOGIN]
+    (reply,) = bot_comments(gh)
+    assert "post the command again in a new comment" in reply
+
+
+def test_a_failure_after_the_dispatch_keeps_the_claim(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """Once the device workflow started, a re-run must not start it again."""
+    comment = gh.add_comment(7, "maint", "/qnn test canonicalize_conv")
+    event = comment_event(
+        repo=REPO, number=7, body=comment.body, login="maint", comment_id=comment.id
+    )
+    # The 🚀 after the dispatch fails: the error reaches the job, the claim stays.
+    gh.before_next(
+        "POST",
+        r"/dispatches$",
+        lambda: gh.fail_next("POST", r"/issues/comments/\d+/reactions$", 502, count=20),
+    )
+    with pytest.raises(GatewayError):
+        handle_comment_event(event, gateway, ctx)
+    assert len(gh.runs()) == 1 and gh.reactions(comment.id)["eyes"] == [BOT_LOGIN]
+    gh.faults.clear()
+    again = redeliver(gh, gateway, ctx, comment.id)
+    assert again.action == "duplicate" and len(gh.runs()) == 1  # type: ignore[attr-defined]
