@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
+from qnn_htp.sdk import QnnSdk
 
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog
@@ -35,7 +35,7 @@ from qnn_migrate.bot.pr.plan import Selection, plan
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict
 
-from .real_harness.support import make_host, run_shard, statuses
+from .real_harness.support import make_host, run_shard, sdk_or_fail, statuses
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 
@@ -46,10 +46,7 @@ PORTABLE = "TestRemoveViewCopy.test_disable"
 
 @pytest.fixture(scope="module")
 def sdk() -> QnnSdk:
-    try:
-        return ensure_sdk()
-    except SdkUnavailableError as exc:
-        pytest.fail(f"the simulator host needs the real-QNN tier's SDK: {exc}")
+    return sdk_or_fail("the simulator host")
 
 
 def verdicts(shard: Shard, results: Path, baselines: Path) -> dict[str, tuple[str, ...]]:

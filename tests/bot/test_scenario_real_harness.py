@@ -26,13 +26,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
+from qnn_htp.sdk import QnnSdk
 
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
@@ -41,7 +40,7 @@ from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
 
-from .lab.support import GIT_ENV
+from .real_harness.support import make_host, sdk_or_fail, statuses, toml_of
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 
@@ -56,86 +55,18 @@ ABS = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
 
 @pytest.fixture(scope="module")
 def sdk() -> QnnSdk:
-    try:
-        return ensure_sdk()
-    except SdkUnavailableError as exc:
-        pytest.fail(f"the real-QNN tier needs its SDK: {exc}")
+    return sdk_or_fail("the real-harness scenario")
 
 
 @pytest.fixture(scope="module")
 def host(sdk: QnnSdk, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    import executorch
-
-    root = tmp_path_factory.mktemp("real-harness")
-    package = Path(next(iter(executorch.__path__)))
-    parent = root / "checkout"
-    checkout = parent / "executorch"
-    parent.mkdir()
-    subprocess.run(["cp", "-al", str(package), str(checkout)], check=True)
-    env = {**os.environ, **GIT_ENV}
-    git = ["git", "-C", str(checkout)]
-    subprocess.run([*git, "init", "-q"], check=True, env=env)
-    # Only the harness is tracked: rev-parse needs a commit, not the 130 MB tree.
-    subprocess.run(
-        [*git, "add", "backends/qualcomm/tests/test_qnn_delegate.py"], check=True, env=env
-    )
-    subprocess.run([*git, "commit", "-q", "-m", "executorch 1.5.1"], check=True, env=env)
-    sha = subprocess.run(
-        [*git, "rev-parse", "HEAD"], check=True, env=env, capture_output=True, text=True
-    ).stdout.strip()
-
-    python = root / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "python_wrapper.py"}" "$@"\n')
-    python.chmod(0o755)
-
-    def runner(name: str, target: Path) -> Path:
-        path = root / name
-        path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{target}" "$@"\n')
-        path.chmod(0o755)
-        return path
-
-    good = runner("qnn_executor_runner", TESTS / "doubles" / "qnn_executor_runner_double.py")
-    bad = runner("corrupting_runner", HERE / "corrupting_runner.py")
-    qnn_env = sdk.environment()
-    pythonpath = os.pathsep.join(
-        [str(parent), str(TESTS), str(TESTS / "doubles" / "import_standins")]
-    )
-    return {
-        "root": root,
-        "sha": sha,
-        "checkout": checkout,
-        "config": {
-            "kind": "x86-simulator",
-            "executorch_dir": str(checkout),
-            "python": str(python),
-            "qnn_sdk_root": qnn_env["QNN_SDK_ROOT"],
-            "build_folder": str(root / "build-x86"),
-            "state_dir": str(root / "state"),
-            "lifetime": "ephemeral",
-            "min_free_mb": 512,
-            "startup_timeout_s": 600.0,
-            "env": {
-                "PYTHONPATH": pythonpath,
-                "QNN_STAGING_DIR": qnn_env["QNN_STAGING_DIR"],
-                "LD_LIBRARY_PATH": qnn_env["LD_LIBRARY_PATH"],
-            },
-        },
-        "good": good,
-        "bad": bad,
-    }
-
-
-def _toml(config: dict[str, object]) -> str:
-    lines = []
-    tables = []
-    for key, value in config.items():
-        if isinstance(value, dict):
-            tables.append(
-                f"[{key}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in value.items())
-            )
-        else:
-            lines.append(f"{key} = {json.dumps(value)}\n")
-    return "".join(lines) + "".join(tables)
+    """The simulator host (real_harness/support.py), with a runner that corrupts outputs."""
+    host = make_host(tmp_path_factory.mktemp("real-harness"), sdk)
+    root = Path(str(host["root"]))
+    bad = root / "corrupting_runner"
+    bad.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "corrupting_runner.py"}" "$@"\n')
+    bad.chmod(0o755)
+    return {**host, "good": Path(host["config"]["qnn_executor_runner"]), "bad": bad}
 
 
 def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: object) -> Path:
@@ -144,7 +75,7 @@ def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: obj
     env_extra = dict(extra.pop("env", {}))  # type: ignore[call-overload]
     config.update(extra)
     config["env"] = {**config["env"], **env_extra}
-    (root / f"{name}.toml").write_text(_toml(config))
+    (root / f"{name}.toml").write_text(toml_of(config))
     shard = {
         "id": f"sim-sm8650-{name}-1",
         "matrix": "tests",
@@ -176,11 +107,6 @@ def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: obj
     )
     assert ran.exit_code in (0, 1), ran.output
     return out
-
-
-def statuses(out: Path) -> dict[str, tuple[str, str]]:
-    doc = json.loads((out / "result.json").read_text())
-    return {r["test_id"]: (r["status"], r["message"]) for r in doc["results"]}
 
 
 def shard_of(host: dict[str, object], name: str) -> Shard:

@@ -1,6 +1,6 @@
 """An x86-simulator runner host over ExecuTorch 1.5.1's wheel, and `bot run-shard` on it.
 
-The host is what tests/bot/test_scenario_real_harness.py builds in its fixture: the wheel's
+The host of tests/bot/test_scenario_real_harness.py and test_scenario_other_backends.py: the wheel's
 ``executorch`` package hard-linked into a git repository (never written to), first on
 ``PYTHONPATH``; the real-QNN tier's SDK; the host's ``python`` is python_wrapper.py (the
 ABI bridge, and the switches that make a run go wrong on purpose); the native runner is
@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk
+from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard
@@ -26,6 +27,14 @@ from ..lab.support import GIT_ENV
 
 TESTS = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+
+
+def sdk_or_fail(who: str) -> QnnSdk:
+    """The real-QNN tier's SDK; without it ``who`` fails (the simulator host runs QNN)."""
+    try:
+        return ensure_sdk()
+    except SdkUnavailableError as exc:
+        pytest.fail(f"{who} needs the real-QNN tier's SDK: {exc}")
 
 
 def make_host(root: Path, sdk: QnnSdk) -> dict[str, Any]:
@@ -82,7 +91,7 @@ def make_host(root: Path, sdk: QnnSdk) -> dict[str, Any]:
     }
 
 
-def _toml(config: dict[str, Any]) -> str:
+def toml_of(config: dict[str, Any]) -> str:
     lines, tables = [], []
     for key, value in config.items():
         if isinstance(value, dict):
@@ -101,7 +110,7 @@ def run_shard(
     process's); the shard's result folder."""
     root = Path(host["root"])
     config = {**host["config"], "env": {**host["config"]["env"], **(env or {})}}
-    (root / f"{shard.id}.toml").write_text(_toml(config))
+    (root / f"{shard.id}.toml").write_text(toml_of(config))
     (root / f"{shard.id}.json").write_text(json.dumps(shard.to_dict()))
     out = results / f"qnn-result-{shard.id}"
     ran = CliRunner().invoke(
