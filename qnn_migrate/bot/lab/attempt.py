@@ -140,6 +140,9 @@ def run_tests(
             # harness applies it on none but the phone's; docs/bot.md, "Program fingerprints").
             "--seed",
             str(shard.seed),
+            # Each test in its own process: QNN's process-wide counters end up in the
+            # context binary, so a program must not depend on the tests before it.
+            *(["--fork-per-test"] if settings.host.fork_per_test else []),
             *command[1:],
         ]
     else:

@@ -14,6 +14,7 @@ keeps a small TOML file (``qnn-migrate bot run-shard --host-config FILE``)::
     lock_wait_s = 900
     logcat_lines = 400
     use_wrapper = true                         # false: run the script with -v and parse text
+    fork_per_test = true                       # each test in its own child (the wrapper's)
 
     [env]                                      # extra environment for the test process
     LD_LIBRARY_PATH = "/opt/qcom/aistack/qairt/2.37.0.250724/lib/x86_64-linux-clang"
@@ -120,6 +121,9 @@ class HostConfig:
     lock_wait_s: float = 900.0
     logcat_lines: int = 400
     use_wrapper: bool = True
+    # junit_wrapper's --fork-per-test: QNN's process-wide counters and whatever else a test
+    # leaves behind never reach the next test (false: one process for the shard's tests).
+    fork_per_test: bool = True
     env: Mapping[str, str] = field(default_factory=dict)
     devices: tuple[DeviceEntry, ...] = ()
     board_platforms: Mapping[str, str] = field(default_factory=dict)
@@ -274,6 +278,7 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         lock_wait_s=_get(doc, "lock_wait_s", float, base.lock_wait_s, where),
         logcat_lines=_get(doc, "logcat_lines", int, base.logcat_lines, where),
         use_wrapper=_get(doc, "use_wrapper", bool, base.use_wrapper, where),
+        fork_per_test=_get(doc, "fork_per_test", bool, base.fork_per_test, where),
         env=dict(env),
         devices=tuple(devices),
         board_platforms={str(k).lower(): str(v).upper() for k, v in platforms.items()},

@@ -3,7 +3,8 @@
 This file runs on the device host, inside the ExecuTorch checkout, with ExecuTorch's own
 Python: it uses the standard library only and imports nothing from qnn-migrate.
 
-    python junit_wrapper.py --junit-xml OUT.xml [--per-test-timeout S] \\
+    python junit_wrapper.py --junit-xml OUT.xml [--per-test-timeout S] [--seed N] \\
+        [--programs P.json] [--fork-per-test] \\
         backends/qualcomm/tests/test_qnn_delegate.py <the script's own arguments>
 
 It loads the script as a module, calls its ``setup_environment()`` exactly as the
@@ -23,6 +24,20 @@ test draws depend on the seed alone, not on the path or on which tests ran befor
 its shard (a PR's shards and the nightly's group tests differently). What the tests check
 is unchanged.
 
+With ``--fork-per-test`` each test runs in its own child, forked from this process after
+the script is imported and its class fixtures ran (``setUpClass`` stays here, once per
+class, as unittest runs it: on the phone path it pushes the libraries to the device).
+Nothing a test does reaches the next one: QNN's compiler keeps process-wide counters
+(tensor ids, the ``PICKLE/<n>`` graph names) that end up in every context binary, so
+without it one extra node in one test changes the payload of every later test in the
+shard, and a test's payload depends on which tests ran before it. With it, a test's
+program depends on its own code and the seed alone. The child sends its outcome (and
+the recorder's fingerprints) back over a pipe; this process writes the XML and prints
+the ``-v`` lines. A child that dies (a crash in native code) is that test's error,
+``TestProcessDied`` with the signal, and the shard goes on with the next test; a child
+still running past the per-test budget plus ``HARD_GRACE`` is killed (``PerTestTimeout``).
+Without ``os.fork`` (Windows) the flag is said and ignored.
+
 The per-test budget is an interval timer armed when a test starts (so importing the
 harness, about 10 s for ExecuTorch's, never counts) and re-fired every
 ``REFIRE_S`` after the budget is spent: unittest's ``subTest`` records an exception raised
@@ -37,11 +52,16 @@ could not account for as INFRA, never as the change's fault.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
+import functools
 import importlib.util
+import json
+import math
 import os
 import random
 import re
+import select
 import signal
 import sys
 import tempfile
@@ -55,6 +75,12 @@ from typing import Any, TextIO
 EXIT_UNUSABLE = 3
 EXIT_WRAPPER_FAULT = 4
 REFIRE_S = 0.5
+# --fork-per-test: a child still running this long past its budget (stuck in native code,
+# where the timer's exception cannot reach) is killed. Under the runner's own watchdog,
+# which allows the budget plus at least 1 s of grace.
+HARD_GRACE_S = (0.8, 10.0)  # at least, at most
+HARD_GRACE_SHARE = 0.02  # of the budget
+DIED_EXCEPTION = "TestProcessDied"
 _ExcInfo = tuple[type[BaseException], BaseException, types.TracebackType | None]
 _FIXTURE_RE = re.compile(r"^(?P<name>\w+) \((?P<qual>[\w.]+)\)")
 # Characters XML 1.0 cannot carry at all (ANSI colour codes in an exception message are
@@ -100,6 +126,11 @@ class XmlTestResult(unittest.TextTestResult):
     per_test_timeout = 0.0
     recorder: Any = None  # program_recorder.Recorder when --programs is given
     seed: int | None = None  # --seed: applied as each test starts
+    # "alone": the test runs in this process. With --fork-per-test, "parent" keeps the
+    # record and the files, and "child" (the test's own process) runs the hooks (seed,
+    # recorder, timer) and sends its outcome to the parent through ``sink``.
+    role = "alone"
+    sink: int | None = None
 
     def __init__(self, stream: Any, descriptions: bool, verbosity: int) -> None:
         super().__init__(stream, descriptions, verbosity)
@@ -147,6 +178,8 @@ class XmlTestResult(unittest.TextTestResult):
         case.started = time.perf_counter()
         self.running = case
         self.write()
+        if self.role == "parent":
+            return  # the hooks run in the test's own process
         if self.seed is not None:
             seed_generators(self.seed)
         if self.recorder is not None:
@@ -155,15 +188,69 @@ class XmlTestResult(unittest.TextTestResult):
             signal.setitimer(signal.ITIMER_REAL, self.per_test_timeout, REFIRE_S)
 
     def stopTest(self, test: unittest.TestCase) -> None:
-        if self.per_test_timeout > 0:
+        if self.per_test_timeout > 0 and self.role != "parent":
             signal.setitimer(signal.ITIMER_REAL, 0)
         case = self._case_for(test)
         case.duration = time.perf_counter() - case.started
         self.running = None
         super().stopTest(test)
+        if self.role == "child":
+            self._send(test, case)
+            return
         self.write()
-        if self.recorder is not None:
+        if self.recorder is not None and self.role == "alone":
             self.recorder.stop()
+
+    # -- --fork-per-test ------------------------------------------------------------
+
+    def _send(self, test: Any, case: _Case) -> None:
+        """The child's outcome of ``test``, as one JSON document to the parent."""
+        message = {
+            "outcome": case.outcome,
+            "skipped": case.skipped,
+            "expected_failure": any(t is test for t, _ in self.expectedFailures),
+            "programs": self.recorder.take() if self.recorder is not None else None,
+        }
+        data = json.dumps(message).encode()
+        assert self.sink is not None
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.sink, view) :]
+
+    def _say(self, long: str, short: str) -> None:
+        if self.showAll:
+            self.stream.writeln(long)
+        elif self.dots:
+            self.stream.write(short)
+        self.stream.flush()
+
+    def apply(self, test: Any, message: dict[str, Any]) -> None:
+        """Record what the child of ``test`` sent (or the parent found), as unittest would."""
+        case = self._case_for(test)
+        outcome = message.get("outcome")
+        if outcome:
+            tag, exc_type, text = str(outcome[0]), str(outcome[1]), str(outcome[3])
+            case.outcome = (tag, exc_type, str(outcome[2]), text)
+            if exc_type == "UnexpectedSuccess":
+                self.unexpectedSuccesses.append(test)
+                self._say("unexpected success", "u")
+            elif tag == "failure":
+                self.failures.append((test, text))
+                self._say("FAIL", "F")
+            else:
+                self.errors.append((test, text))
+                self._say("ERROR", "E")
+        elif message.get("skipped") is not None:
+            case.skipped = str(message["skipped"])
+            self.skipped.append((test, case.skipped))
+            self._say(f"skipped {case.skipped!r}", "s")
+        elif message.get("expected_failure"):
+            self.expectedFailures.append((test, ""))
+            self._say("expected failure", "x")
+        else:
+            self._say("ok", ".")
+        if self.recorder is not None and message.get("programs"):
+            self.recorder.put(message["programs"])
 
     def addError(self, test: Any, err: Any) -> None:
         super().addError(test, err)
@@ -255,6 +342,128 @@ class XmlTestResult(unittest.TextTestResult):
             self.fault = f"could not write {self.xml_path}: {exc}"
 
 
+def hard_deadline_s(budget: float) -> float:
+    """How long the parent lets a test's child run: its budget and a grace, or for ever."""
+    if budget <= 0:
+        return math.inf
+    low, high = HARD_GRACE_S
+    return budget + min(high, max(low, budget * HARD_GRACE_SHARE))
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"was killed by signal {number} ({name})"
+    return f"exited with status {os.WEXITSTATUS(status)} before reporting"
+
+
+def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, bool]:
+    """What the child wrote to ``fd`` until it ended; its wait status (None if it had to be
+    killed) and whether it was killed for overrunning ``deadline`` (a monotonic time)."""
+    chunks: list[bytes] = []
+    status: int | None = None
+    killed = False
+    try:
+        while True:
+            wait = min(0.5, max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([fd], [], [], wait)
+            if ready:
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks.append(data)
+                    continue
+                break  # end of file: the child closed its end (it exits next)
+            done, found = os.waitpid(pid, os.WNOHANG)
+            if done:  # it ended but something it started keeps the pipe open
+                status = found
+                break
+            if time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                break
+    finally:
+        os.close(fd)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
+    return b"".join(chunks), None if killed else status, killed
+
+
+def run_forked(test: unittest.TestCase, result: XmlTestResult) -> None:
+    """Run ``test`` in a child forked from this process, and record its outcome here."""
+    result.startTest(test)
+    for stream in (sys.stdout, sys.stderr, result.stream):
+        stream.flush()
+    read_end, write_end = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: run the test as unittest would, report, and leave at once
+        code = 0
+        try:
+            os.close(read_end)
+            child = type(result)(open(os.devnull, "w"), False, 0)  # noqa: SIM115
+            child.role, child.sink, child.xml_path = "child", write_end, ""
+            type(test).run(test, child)
+        except BaseException:
+            traceback.print_exc()
+            code = 70
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(code)
+    os.close(write_end)
+    budget = result.per_test_timeout
+    data, status, killed = _read_child(pid, read_end, started + hard_deadline_s(budget))
+    message: dict[str, Any] | None = None
+    try:
+        loaded = json.loads(data.decode()) if data else None
+        message = loaded if isinstance(loaded, dict) else None
+    except ValueError:
+        message = None
+    if killed:
+        ran = time.monotonic() - started
+        text = f"killed after {ran:.1f} s: still running past the per-test budget of {budget:g} s"
+        message = {"outcome": ["error", PerTestTimeout.__name__, text, ""]}
+    elif message is None:
+        assert status is not None
+        text = f"the test's process {_describe_exit(status)}"
+        message = {"outcome": ["error", DIED_EXCEPTION, text, ""]}
+    result.apply(test, message)
+    result.stopTest(test)
+    if result.recorder is not None:
+        result.recorder.write_quietly()
+
+
+class ForkingRunner(unittest.TextTestRunner):
+    """A TextTestRunner whose every test runs in its own child (``run_forked``)."""
+
+    def run(self, test: unittest.TestSuite | unittest.TestCase) -> Any:
+        for case in _cases(test):
+            case.run = functools.partial(_run_case, case)  # type: ignore[method-assign]
+        return super().run(test)
+
+
+def _run_case(case: unittest.TestCase, result: unittest.TestResult | None = None) -> None:
+    if isinstance(result, XmlTestResult) and result.role == "parent":
+        run_forked(case, result)
+    else:  # not our result (a harness calling run() itself): in this process
+        type(case).run(case, result)
+
+
+def _cases(test: Any) -> list[unittest.TestCase]:
+    if isinstance(test, unittest.TestCase):
+        return [test]
+    return (
+        [case for sub in test for case in _cases(sub)]
+        if isinstance(test, unittest.TestSuite)
+        else []
+    )
+
+
 def seed_generators(seed: int) -> list[str]:
     """Seed the random generators a harness draws from; the names of those seeded.
 
@@ -323,6 +532,11 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
     parser.add_argument(
         "--seed", type=int, help="seed random, NumPy and torch with this as each test starts"
     )
+    parser.add_argument(
+        "--fork-per-test",
+        action="store_true",
+        help="run each test in its own child of this process (nothing it does reaches the next)",
+    )
     parser.add_argument("script", help="the test script, e.g. backends/.../test_qnn_delegate.py")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -384,7 +598,13 @@ def main(argv: list[str] | None = None, stream: TextIO | None = None) -> int:
 
     if args.per_test_timeout > 0:
         signal.signal(signal.SIGALRM, _on_alarm)
-    runner = unittest.TextTestRunner(stream=stream, verbosity=2, resultclass=XmlTestResult)
+    runner_class = unittest.TextTestRunner
+    if args.fork_per_test and hasattr(os, "fork"):
+        XmlTestResult.role = "parent"
+        runner_class = ForkingRunner
+    elif args.fork_per_test:
+        print("junit_wrapper: no os.fork here: the tests run in this process", file=stream)
+    runner = runner_class(stream=stream, verbosity=2, resultclass=XmlTestResult)
     program = unittest.main(module=module, argv=ut_argv, testRunner=runner, exit=False)
     result = program.result
     fault = getattr(result, "fault", None)

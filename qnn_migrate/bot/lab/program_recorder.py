@@ -206,11 +206,46 @@ class Recorder:
         self.tests.setdefault(test_id, {"programs": [], "dropped": 0})
 
     def stop(self) -> None:
+        self.take()
+        self.write_quietly()
+
+    def take(self) -> dict[str, Any]:
+        """End the running test; what was recorded for it, for :meth:`put` in another process.
+
+        With the JUnit wrapper's ``--fork-per-test`` the test runs (and is recorded) in a child
+        of the process that writes the file: the child sends this back over a pipe.
+        """
         self._late()
+        test_id = self.current
         self.current, self.case = None, None
+        return {
+            "test": test_id,
+            "record": self.tests.get(test_id) if test_id is not None else None,
+            "notes": self.notes,
+            "seconds": self.seconds,
+        }
+
+    def put(self, taken: dict[str, Any]) -> None:
+        """Keep what :meth:`take` returned in a child forked from this recorder.
+
+        The child started from this recorder's state, so its notes and its time are this
+        recorder's and then its own: they replace this recorder's.
+        """
+        test_id, record = taken.get("test"), taken.get("record")
+        if isinstance(test_id, str) and isinstance(record, dict):
+            self.tests[test_id] = record
+        notes, seconds = taken.get("notes"), taken.get("seconds")
+        if isinstance(notes, list):
+            self.notes = [str(n)[:300] for n in notes]
+        if isinstance(seconds, int | float) and math.isfinite(seconds):
+            self.seconds = float(seconds)
+
+    def write_quietly(self) -> None:
+        """:meth:`write`, with a failure kept as a note (the tests go on; the reader finds
+        the file missing or older)."""
         try:
             self.write()
-        except OSError as exc:  # the tests go on; the reader finds the file missing or older
+        except OSError as exc:
             self.notes.append(f"could not write {self.path}: {exc}"[:300])
 
     def _subtest(self) -> str:

@@ -13,6 +13,8 @@ Classification of one reported test:
 * an error whose text shows adb or the device failing (``adb command failed``, device
   offline/unauthorized/not found), or the wrapper's per-test budget -> INFRA;
 * any other exception -> ERROR;
+* the wrapper's ``TestProcessDied`` (the test's own process died, ``--fork-per-test``)
+  -> MISSING, with how it died;
 * skipped -> SKIP; ok and expected failure -> PASS.
 
 A ``setUpClass`` error hides its class's tests from the count: they become INFRA when the
@@ -32,6 +34,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
+from qnn_migrate.bot.lab.junit_wrapper import DIED_EXCEPTION
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 
 MAX_XML_BYTES = 32 * 1024 * 1024
@@ -119,6 +122,8 @@ def is_infra_text(text: str) -> bool:
 
 def classify(kind: str, exception: str, text: str) -> Status:
     """Status of one reported problem: ``kind`` is failure/error; ``text`` its traceback."""
+    if exception == DIED_EXCEPTION:
+        return Status.MISSING
     if exception in INFRA_EXCEPTIONS or is_infra_text(f"{exception}: {text}"):
         return Status.INFRA
     if kind == "failure" or exception == "AssertionError":

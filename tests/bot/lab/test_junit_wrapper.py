@@ -250,3 +250,167 @@ def test_seed_generators_seeds_torch_and_numpy_once_imported() -> None:
     # Control: a different seed draws differently.
     junit_wrapper.seed_generators(1127)
     assert not torch.equal(torch.rand(3), first[0])
+
+
+# ---------------------------------------------------------------------- --fork-per-test
+
+_STATEFUL = """
+import os, signal, sys, time, unittest
+
+COUNTER = [0]  # process-wide state, as QNN's compiler keeps its tensor ids and graph names
+
+def setup_environment():
+    return sys.argv[:1] + [a for a in sys.argv[1:] if not a.startswith("--")]
+
+def _log(line):
+    with open(os.environ["LOG"], "a") as out:
+        out.write(line + "\\n")
+
+class TestState(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        _log(f"setUpClass {os.getpid()}")
+
+    def test_a(self):
+        COUNTER[0] += 1
+        _log(f"test_a {COUNTER[0]} {os.getpid()}")
+
+    def test_b(self):
+        COUNTER[0] += 1
+        _log(f"test_b {COUNTER[0]} {os.getpid()}")
+
+class TestOutcomes(unittest.TestCase):
+    def test_fail(self):
+        self.assertEqual(1, 2)
+
+    def test_error(self):
+        raise ValueError("unsupported node")
+
+    @unittest.skip("no phone")
+    def test_skip(self):
+        pass
+
+    @unittest.expectedFailure
+    def test_expected(self):
+        self.assertEqual(1, 2)
+
+    @unittest.expectedFailure
+    def test_unexpected(self):
+        pass
+
+    def test_sub(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertLess(i, 2)
+
+    def test_ok(self):
+        pass
+
+class TestNative(unittest.TestCase):
+    def test_crash(self):
+        os.abort()
+
+    def test_stuck(self):
+        # Native code that never returns to Python: the timer's exception cannot reach it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(60)
+
+    def test_after(self):
+        pass
+"""
+
+
+def _run_stateful(
+    tmp_path: Path, name: str, tests: list[str], *flags: str
+) -> tuple[subprocess.CompletedProcess[str], results.Reported, list[str]]:
+    script = tmp_path / "test_stateful.py"
+    script.write_text(_STATEFUL)
+    log = tmp_path / f"{name}.log"
+    xml = tmp_path / f"{name}.xml"
+    proc = subprocess.run(
+        [sys.executable, str(WRAPPER), "--junit-xml", str(xml), *flags, str(script), *tests],
+        capture_output=True,
+        text=True,
+        env={"LOG": str(log), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    lines = log.read_text().splitlines() if log.exists() else []
+    return proc, results.parse_junit(xml.read_bytes()), lines
+
+
+def test_fork_per_test_keeps_one_tests_state_from_the_next(tmp_path: Path) -> None:
+    tests = ["TestState.test_a", "TestState.test_b"]
+    proc, rep, lines = _run_stateful(tmp_path, "forked", tests, "--fork-per-test")
+    assert proc.returncode == 0, proc.stderr
+    assert {k: v.status for k, v in rep.results.items()} == dict.fromkeys(tests, Status.PASS)
+    setup, a, b = (line.split() for line in lines)
+    # The class fixture ran once, in the wrapper; each test in its own child of it.
+    assert setup[0] == "setUpClass" and a[:2] == ["test_a", "1"] and b[:2] == ["test_b", "1"]
+    assert len({setup[1], a[2], b[2]}) == 3
+    # Control: in one process the second test sees what the first left behind.
+    proc, rep, lines = _run_stateful(tmp_path, "one-process", tests)
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[:2] for line in lines[1:]] == [["test_a", "1"], ["test_b", "2"]]
+
+
+def test_fork_per_test_reports_every_outcome_as_one_process_does(tmp_path: Path) -> None:
+    tests = [
+        f"TestOutcomes.test_{n}" for n in ("fail", "error", "skip", "expected", "unexpected")
+    ] + ["TestOutcomes.test_sub", "TestOutcomes.test_ok"]
+    one, one_rep, _ = _run_stateful(tmp_path, "one", tests)
+    forked, forked_rep, _ = _run_stateful(tmp_path, "forked", tests, "--fork-per-test")
+    assert one.returncode == forked.returncode == 1
+
+    def view(rep: results.Reported) -> dict[str, tuple[Status, str]]:
+        return {k: (v.status, v.message) for k, v in rep.results.items()}
+
+    assert view(forked_rep) == view(one_rep)
+    assert {k: v[0] for k, v in view(forked_rep).items()} == {
+        "TestOutcomes.test_fail": Status.FAIL,
+        "TestOutcomes.test_error": Status.ERROR,
+        "TestOutcomes.test_skip": Status.SKIP,
+        "TestOutcomes.test_expected": Status.PASS,
+        "TestOutcomes.test_unexpected": Status.FAIL,
+        "TestOutcomes.test_sub": Status.FAIL,
+        "TestOutcomes.test_ok": Status.PASS,
+    }
+    assert forked_rep.complete and forked_rep.ran == one_rep.ran == len(tests)
+    # The -v text the runner falls back on says the same outcomes.
+    for word in ("FAIL", "ERROR", "skipped 'no phone'", "expected failure", "unexpected success"):
+        assert word in forked.stderr and word in one.stderr, word
+    # Control: the comparison sees a difference when there is one.
+    _, other_rep, _ = _run_stateful(tmp_path, "other", [*tests[:-1], "TestState.test_a"])
+    assert view(other_rep) != view(one_rep)
+
+
+def test_fork_per_test_a_crash_or_a_stuck_test_is_that_tests_and_the_rest_run(
+    tmp_path: Path,
+) -> None:
+    tests = ["TestNative.test_crash", "TestNative.test_stuck", "TestNative.test_after"]
+    proc, rep, _ = _run_stateful(
+        tmp_path, "native", tests, "--fork-per-test", "--per-test-timeout", "1"
+    )
+    assert proc.returncode == 1
+    got = {k: (v.status, v.message) for k, v in rep.results.items()}
+    assert got["TestNative.test_crash"] == (
+        Status.MISSING,
+        "TestProcessDied: the test's process was killed by signal 6 (SIGABRT)",
+    )
+    status, message = got["TestNative.test_stuck"]
+    assert status is Status.INFRA
+    assert message.startswith("PerTestTimeout: killed after") and "budget of 1 s" in message
+    assert got["TestNative.test_after"] == (Status.PASS, "")
+    assert rep.complete and rep.running is None
+    # Control: in one process the crash ends the run (the rest is never reported).
+    proc, rep, _ = _run_stateful(tmp_path, "native-one", tests, "--per-test-timeout", "1")
+    assert proc.returncode < 0 and set(rep.results) == set()
+    assert rep.running == "TestNative.test_crash"
+
+
+def test_hard_deadline_leaves_the_runners_watchdog_the_last_word() -> None:
+    # The runner kills the whole run after the budget plus min(30, max(1, budget / 4)).
+    for budget in (0.5, 1, 4, 60, 600, 3600):
+        runner_grace = min(30.0, max(1.0, budget * 0.25))
+        assert budget < junit_wrapper.hard_deadline_s(budget) < budget + runner_grace
+    assert junit_wrapper.hard_deadline_s(0) == float("inf")

@@ -289,9 +289,32 @@ def test_shard_timeout_stops_the_run_and_the_rest_is_infra(lab: Lab) -> None:
     assert all("timed out after the shard budget of 2 s" in m for m in infra)
 
 
-def test_crash_of_the_test_process_is_missing_not_green(lab: Lab) -> None:
+def test_crash_of_a_test_is_missing_and_the_shard_goes_on(lab: Lab) -> None:
+    """Each test in its own process (the default): a crash is that test's, not the shard's."""
     lab.scenario(tests={f"{FP}.test_qnn_backend_add": "crash"})
     settings = lab.settings(devices=lab.host().devices[:1])
+    tests = (
+        f"{FP}.test_qnn_backend_abs",
+        f"{FP}.test_qnn_backend_add",
+        f"{FP}.test_qnn_backend_conv2d",
+    )
+    result = Runner(settings).run(lab.shard(*tests))
+    assert statuses(result) == {
+        tests[0]: Status.PASS,
+        tests[1]: Status.MISSING,
+        tests[2]: Status.PASS,
+    }
+    assert (
+        "TestProcessDied: the test's process was killed by signal 6 (SIGABRT)"
+        in result.results[1].message
+    )
+    assert result.attempts == 1
+
+
+def test_crash_of_the_test_process_is_missing_not_green(lab: Lab) -> None:
+    """With ``fork_per_test = false`` (one process for the shard) the crash ends the run."""
+    lab.scenario(tests={f"{FP}.test_qnn_backend_add": "crash"})
+    settings = lab.settings(devices=lab.host().devices[:1], fork_per_test=False)
     tests = (
         f"{FP}.test_qnn_backend_abs",
         f"{FP}.test_qnn_backend_add",

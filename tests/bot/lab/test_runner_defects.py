@@ -88,9 +88,13 @@ def test_a_command_line_the_harness_rejects_quarantines_no_phone(lab: Lab) -> No
 def test_outputs_the_test_process_turned_into_fifos_never_stall_the_runner(lab: Lab) -> None:
     """PR code can replace junit.xml and the runner's stderr file with FIFOs (or links to
     /dev/zero) on its way out; the runner read them with a plain open, which waits for a
-    writer for ever. Now they are refused: the run ends, its tests are not PASS."""
+    writer for ever. Now they are refused: the run ends, its tests are not PASS.
+
+    One process for the shard (``fork_per_test = false``): the double registers its poison
+    with ``atexit`` inside the test, which a test's own child never runs (it leaves with
+    ``os._exit``), so the default mode would not be poisoned this way."""
     lab.scenario(tests={ABS: "poison_outputs"})
-    settings = lab.settings(devices=lab.host().devices[:1])
+    settings = lab.settings(devices=lab.host().devices[:1], fork_per_test=False)
     done: list[object] = []
     worker = threading.Thread(target=lambda: done.append(Runner(settings).run(lab.shard(ABS))))
     worker.start()
