@@ -1,11 +1,12 @@
 """The cost of program fingerprints: one shard of ExecuTorch's harness with and without ``--programs``.
 
     python benchmarks/bench_programs.py [--tests sample|seed|ID,ID...] [--repeat 2]
-                                        [--compile-only] [--json FILE]
+                                        [--compile-only] [--one-process] [--json FILE]
 
 Runs one shard the way ``bot run-shard`` does on an x86-simulator host: ExecuTorch 1.5.1's
 own ``backends/qualcomm/tests/test_qnn_delegate.py`` under the runner's ``junit_wrapper.py``
-with ``--seed 1126``, the real QNN 2.51 compile (the libraries and ABI bridge of the
+with ``--seed 1126`` and ``--fork-per-test`` (each test in its own child of the wrapper;
+``--one-process`` runs them in one, as a host with ``fork_per_test = false``), the real QNN 2.51 compile (the libraries and ABI bridge of the
 real-QNN tier, tests/qnn_htp) and, with ``--enable_x86_64``, the real HTP simulator behind
 tests/doubles/qnn_executor_runner_double.py (the native runner's stand-in). Runs alternate,
 with the recorder (``--programs``) and without, ``--repeat`` times each, each in a new
@@ -27,32 +28,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 sys.path.insert(0, str(TESTS))
+from bot.real_harness.support import harness_env, seed_tests, wrapper_argv, x86_build  # noqa: E402
+
 SAMPLE = [
     "TestQNNFloatingPointOperator.test_qnn_backend_conv1d",
     "TestQNNQuantizedOperator.test_qnn_backend_linear_qat",
     "TestQNNFloatingPointModel.test_qnn_backend_conv1d_relu_log_softmax",
     "TestQNNQuantizedModel.test_qnn_backend_conv1d_relu_log_softmax",
 ]
-SEED = 1126
-
-
-def seed_tests() -> list[str]:
-    data = tomllib.loads((ROOT / "qnn_migrate" / "bot" / "matrices.toml").read_text())
-    return [t for m in data["matrices"].values() for t in m["tests"]]
 
 
 def _children_cpu() -> float:
@@ -67,28 +62,12 @@ def run_once(
     env: dict[str, str],
     programs: bool,
     compile_only: bool,
+    fork: bool,
 ) -> dict[str, Any]:
-    import executorch
-
-    from qnn_migrate.bot.lab import junit_wrapper
-
-    script = Path(next(iter(executorch.__path__))) / "backends/qualcomm/tests/test_qnn_delegate.py"
     out.mkdir(parents=True)
-    argv = [
-        sys.executable,
-        str(TESTS / "bot" / "real_harness" / "python_wrapper.py"),
-        junit_wrapper.__file__,
-        "--junit-xml",
-        str(out / "junit.xml"),
-        *(["--programs", str(out / "programs.json")] if programs else []),
-        "--seed",
-        str(SEED),
-        str(script),
-        *tests,
-        *("--soc_model", "SM8650", "--backend", "htp", "--seed", str(SEED)),
-        *("--build_folder", str(build), "--artifact_dir", str(out / "artifacts")),
-        "--compile_only" if compile_only else "--enable_x86_64",
-    ]
+    argv = wrapper_argv(
+        tests, out, build, programs=programs, fork_per_test=fork, compile_only=compile_only
+    )
     cpu, wall = _children_cpu(), time.perf_counter()
     proc = subprocess.run(argv, env=env, cwd=out, capture_output=True, text=True, check=False)
     wall, cpu = time.perf_counter() - wall, _children_cpu() - cpu
@@ -107,39 +86,37 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tests", default="sample")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--compile-only", action="store_true")
+    parser.add_argument(
+        "--one-process",
+        action="store_true",
+        help="run the shard's tests in one process (the host key fork_per_test = false)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     tests = {"sample": SAMPLE, "seed": None}.get(args.tests) or args.tests.split(",")
     tests = tests if args.tests != "seed" else seed_tests()
 
-    from qnn_htp import harness
     from qnn_htp.sdk import ensure_sdk
 
     from qnn_migrate.bot.programs import ProgramVerdict, compare_all, parse_programs
 
-    sdk = ensure_sdk()
-    env = {
-        **os.environ,
-        **sdk.environment(),
-        "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS / "doubles" / "import_standins")]),
-    }
-    env.pop("QNN_EXECUTOR_RUNNER", None)
+    env = harness_env(ensure_sdk())
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-programs-") as tmp:
         root = Path(tmp)
-        build = root / "build-x86"
-        runner = build / harness.RUNNER
-        runner.parent.mkdir(parents=True)
-        runner.write_text(
-            "#!/bin/sh\n# QnnExecutorRunnerDouble: the native x86 qnn_executor_runner's stand-in.\n"
-            f'exec "{sys.executable}" "{harness.DOUBLES / "qnn_executor_runner_double.py"}" "$@"\n'
-        )
-        runner.chmod(0o755)
-        (build / "lib").mkdir()
+        build = x86_build(root)
         for i in range(args.repeat):
             for programs in (True, False):
                 name = f"{'with' if programs else 'without'}-{i + 1}"
-                record = run_once(tests, root / name, build, env, programs, args.compile_only)
+                record = run_once(
+                    tests,
+                    root / name,
+                    build,
+                    env,
+                    programs,
+                    args.compile_only,
+                    not args.one_process,
+                )
                 runs.append(record)
                 print(
                     f"{name}: {record['wall_s']:.1f} s wall, {record['cpu_s']:.1f} s CPU"
@@ -159,7 +136,11 @@ def main(argv: list[str]) -> int:
             verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
             if c.verdict is not ProgramVerdict.IDENTICAL:
                 print(f"  {c.test_id}: {c.verdict.value} {c.note} {'; '.join(c.changes)[:300]}")
-    summary: dict[str, Any] = {"tests": len(tests), "compile_only": args.compile_only}
+    summary: dict[str, Any] = {
+        "tests": len(tests),
+        "compile_only": args.compile_only,
+        "fork_per_test": not args.one_process,
+    }
     for mode in (True, False):
         chosen = [r for r in runs if r["programs"] is mode]
         key = "with" if mode else "without"

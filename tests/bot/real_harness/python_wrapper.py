@@ -13,7 +13,10 @@ Two switches make a run go wrong on purpose, for the tests of what the report sa
 named by ``--junit-xml``, as a host losing the job midway would.
 ``QNN_E2E_PATCH_CONV1D=1`` patches the seed's pass ``CanonicalizeConv`` (PatchedCanonicalizeConv):
 every conv1d it rewrites gets a ReLU after its squeeze, so exactly the tests that lower a
-conv1d lower another program (the control of the program fingerprints' comparison).
+conv1d lower another program (the control of the program fingerprints' comparison). With
+``QNN_E2E_PATCH_LOG=FILE`` the patch appends the id of the running test (``Class.method``)
+to FILE each time it adds a ReLU: which tests the patch changed, known independently of
+the fingerprints.
 ``QNN_E2E_PATCH_SHARED_LIFT=1`` patches ExecuTorch's shared ``to_edge_transform_and_lower``
 (patched_shared_lift.py, PatchedSharedLift): the other-backends matrix's control.
 """
@@ -42,6 +45,21 @@ def _kill_after(count: int, xml_path: Path) -> None:
         time.sleep(0.05)
 
 
+def _log_running_test() -> None:
+    """Append the running unittest test's id to $QNN_E2E_PATCH_LOG (if set)."""
+    import unittest
+
+    log = os.environ.get("QNN_E2E_PATCH_LOG")
+    frame = sys._getframe(1)
+    while log and frame is not None:
+        case = frame.f_locals.get("self")
+        if isinstance(case, unittest.TestCase):
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(f"{type(case).__name__}.{case._testMethodName}\n")
+            return
+        frame = frame.f_back
+
+
 def patch_canonicalize_conv() -> None:
     """PatchedCanonicalizeConv: the pass as shipped, then a ReLU after each conv1d it rewrote."""
     from executorch.backends.qualcomm._passes.canonicalize_conv import CanonicalizeConv
@@ -67,8 +85,22 @@ def patch_canonicalize_conv() -> None:
             for user in list(squeeze.users):
                 if user is not relu:
                     user.replace_input_with(squeeze, relu)
+            _log_running_test()
 
     CanonicalizeConv._replace_1d_conv = _replace_1d_conv
+
+
+def _speed_up_torch() -> None:
+    """tests/torch_speedup.py's accelerators (torch's bookkeeping, the same results), with the
+    CIA registrations walked here, after the harness's modules are imported: with the
+    wrapper's --fork-per-test every test's process inherits the walk. Off with
+    ``QNN_TESTS_TORCH_SPEEDUP=0``; a harness without ExecuTorch's QNN tests is left as is."""
+    try:
+        import executorch.backends.qualcomm.tests.utils  # noqa: F401
+        import torch_speedup
+    except ImportError:
+        return
+    torch_speedup.install(walk_now=True)
 
 
 def main() -> None:
@@ -86,6 +118,7 @@ def main() -> None:
         exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
         return
     script = args[0]
+    _speed_up_torch()
     if os.environ.get("QNN_E2E_PATCH_CONV1D") == "1":  # the test run only, not the host checks
         patch_canonicalize_conv()
     if os.environ.get("QNN_E2E_PATCH_SHARED_LIFT") == "1":  # likewise

@@ -135,3 +135,83 @@ def statuses(out: Path) -> dict[str, tuple[str, str]]:
     """Each test's status and message in the shard's result.json."""
     doc = json.loads((out / "result.json").read_text())
     return {r["test_id"]: (r["status"], r["message"]) for r in doc["results"]}
+
+
+# ------------------------------------------------- the harness run as the runner runs it
+
+SEED = 1126
+
+
+def seed_tests() -> list[str]:
+    """The seed's 27 tests (the test ids of ``qnn_migrate/bot/matrices.toml``), in order."""
+    import tomllib
+
+    data = tomllib.loads((TESTS.parent / "qnn_migrate" / "bot" / "matrices.toml").read_text())
+    return [
+        t for name, m in data["matrices"].items() if name != "other_backends" for t in m["tests"]
+    ]
+
+
+def harness_env(sdk: QnnSdk, **extra: str) -> dict[str, str]:
+    """The environment of a harness run: the SDK's, the tests' doubles on the path, ``extra``."""
+    env = {
+        **os.environ,
+        **sdk.environment(),
+        "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS / "doubles" / "import_standins")]),
+        **extra,
+    }
+    env.pop("QNN_EXECUTOR_RUNNER", None)  # the build folder's runner, not one from outside
+    return env
+
+
+def x86_build(root: Path) -> Path:
+    """A build folder whose native runner is the tier's QnnExecutorRunnerDouble."""
+    from qnn_htp import harness
+
+    build = root / "build-x86"
+    runner = build / harness.RUNNER
+    runner.parent.mkdir(parents=True)
+    runner.write_text(
+        "#!/bin/sh\n# QnnExecutorRunnerDouble: the native x86 qnn_executor_runner's stand-in.\n"
+        f'exec "{sys.executable}" "{harness.DOUBLES / "qnn_executor_runner_double.py"}" "$@"\n'
+    )
+    runner.chmod(0o755)
+    (build / "lib").mkdir()
+    return build
+
+
+def wrapper_argv(
+    tests: list[str],
+    out: Path,
+    build: Path,
+    *,
+    programs: bool = True,
+    fork_per_test: bool = True,
+    compile_only: bool = True,
+) -> list[str]:
+    """ExecuTorch 1.5.1's harness under the runner's JUnit wrapper, with the flags `bot
+    run-shard` gives it (``--seed``, ``--programs``, ``--fork-per-test``), on the host's
+    ``python`` (python_wrapper.py, the ABI bridge). ``compile_only``: lower and fingerprint,
+    do not run (`bot run-shard` refuses it: in 1.5.1 every test then errors in
+    ``verify_output`` after lowering, so outputs are not fingerprinted)."""
+    import executorch
+
+    from qnn_migrate.bot.lab import junit_wrapper
+
+    script = Path(next(iter(executorch.__path__))) / "backends/qualcomm/tests/test_qnn_delegate.py"
+    return [
+        sys.executable,
+        str(HERE / "python_wrapper.py"),
+        junit_wrapper.__file__,
+        "--junit-xml",
+        str(out / "junit.xml"),
+        *(["--programs", str(out / "programs.json")] if programs else []),
+        "--seed",
+        str(SEED),
+        *(["--fork-per-test"] if fork_per_test else []),
+        str(script),
+        *tests,
+        *("--soc_model", "SM8650", "--backend", "htp", "--seed", str(SEED)),
+        *("--build_folder", str(build), "--artifact_dir", str(out / "artifacts")),
+        "--compile_only" if compile_only else "--enable_x86_64",
+    ]

@@ -1,0 +1,111 @@
+"""The seed's 27 tests, three times, through ExecuTorch 1.5.1's harness on the real QNN compiler.
+
+Issue 21's test of the program fingerprints on the real-QNN tier: the harness's own
+``test_qnn_delegate.py`` under the runner's JUnit wrapper with the flags `bot run-shard` gives
+it (``--seed 1126``, ``--programs``, ``--fork-per-test``), the QNN 2.51 HTP compiler of
+tests/qnn_htp, compile-only (lower and fingerprint, do not run: the x86 runs that also
+fingerprint outputs are the real-harness scenario's, on abs and conv1d).
+
+1. The nightly's run: the 27 in one shard, in the matrices' order.
+2. The same commit again as a PR's shards would group it: two shards side by side, each in
+   reverse order. Every test is IDENTICAL to the nightly's, and 91 programs were compared.
+   (Before each test had its own process this gave 24 CHANGED: one test's lowering moved
+   QNN's process-wide counters for every later test in its shard.)
+3. The control: the same two shards with ``CanonicalizeConv`` patched (a ReLU after each
+   conv1d it rewrites; real_harness/python_wrapper.py). The tests the patch changed, as the
+   patch itself logs them, are exactly the CHANGED ones, named by what changed; the rest
+   stay IDENTICAL.
+
+About 8 minutes of CPU (three runs of 27 tests; the two-shard runs use both cores).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from qnn_htp.sdk import QnnSdk
+
+from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms, compare_all, parse_programs
+
+from .real_harness.support import harness_env, sdk_or_fail, seed_tests, wrapper_argv, x86_build
+
+pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
+
+TIMEOUT_S = 1500
+
+
+@pytest.fixture(scope="module")
+def sdk() -> QnnSdk:
+    return sdk_or_fail("the seed-programs scenario")
+
+
+def run_shards(
+    root: Path, name: str, shards: list[list[str]], build: Path, env: dict[str, str]
+) -> dict[str, TestPrograms]:
+    """Run each shard in its own harness process, all at once; the programs they recorded."""
+    procs = []
+    for i, tests in enumerate(shards):
+        out = root / f"{name}-{i + 1}"
+        out.mkdir(parents=True)
+        stderr = (out / "stderr.txt").open("w")
+        argv = wrapper_argv(tests, out, build)
+        procs.append((out, tests, stderr, subprocess.Popen(argv, env=env, cwd=out, stderr=stderr)))
+    recorded: dict[str, TestPrograms] = {}
+    for out, tests, stderr, proc in procs:
+        code = proc.wait(timeout=TIMEOUT_S)
+        stderr.close()
+        tail = (out / "stderr.txt").read_text()[-2000:]
+        # Compile-only: 1.5.1's tests error in verify_output after lowering (exit 1).
+        assert code in (0, 1), tail
+        doc = json.loads((out / "programs.json").read_text())
+        assert not doc["notes"], doc["notes"]
+        recorded |= parse_programs(doc, tests)
+    return recorded
+
+
+def test_seed_programs_are_identical_at_one_commit_and_a_patched_pass_changes_exactly_its_tests(
+    sdk: QnnSdk, tmp_path: Path
+) -> None:
+    tests = seed_tests()
+    assert len(tests) == 27
+    build = x86_build(tmp_path)
+    env = harness_env(sdk)
+    nightly = run_shards(tmp_path, "nightly", [tests], build, env)
+    # Every test lowered and was fingerprinted (no vacuous IDENTICAL).
+    assert set(nightly) == set(tests)
+    for test in nightly.values():
+        assert test.problem is None and test.programs, test
+        assert all(p.error is None for p in test.programs), test
+    programs = sum(len(t.programs) for t in nightly.values())
+    assert programs == 91
+
+    regrouped = [tests[0::2][::-1], tests[1::2][::-1]]
+    again = run_shards(tmp_path, "again", regrouped, build, env)
+    verdicts = compare_all(nightly, again, tests)
+    not_same = {
+        c.test_id: c.changes or c.note
+        for c in verdicts
+        if c.verdict is not ProgramVerdict.IDENTICAL
+    }
+    assert not not_same, not_same
+
+    log = tmp_path / "patched-tests.log"
+    patched_env = {**env, "QNN_E2E_PATCH_CONV1D": "1", "QNN_E2E_PATCH_LOG": str(log)}
+    patched = run_shards(tmp_path, "patched", regrouped, build, patched_env)
+    touched = set(log.read_text().split())
+    # The patch changed some tests, not all (else "exactly" would say nothing).
+    assert touched and touched < set(tests), touched
+    verdicts = compare_all(nightly, patched, tests)
+    changed = {c.test_id: c.changes for c in verdicts if c.verdict is ProgramVerdict.CHANGED}
+    assert set(changed) == touched
+    rest = {c.test_id: c.verdict for c in verdicts if c.test_id not in touched}
+    assert set(rest.values()) == {ProgramVerdict.IDENTICAL}, rest
+    for test_id, changes in changed.items():
+        # What changed is named: the delegate's payload (a ReLU more in the QNN graph).
+        assert any("delegate" in change and "payload" in change for change in changes), (
+            test_id,
+            changes,
+        )
