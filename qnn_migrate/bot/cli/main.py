@@ -246,6 +246,7 @@ def report_cmd(
     from qnn_migrate.bot.pr.programs import gather as gather_programs
     from qnn_migrate.bot.pr.programs import render_section as render_programs
     from qnn_migrate.bot.pr.report import render_offline, report
+    from qnn_migrate.bot.pr.staleness import annotate as annotate_staleness
 
     if body_out is not None and not body_out.parent.is_dir():
         fail(f"{body_out}: the folder {body_out.parent} does not exist; create it first")
@@ -270,8 +271,13 @@ def report_cmd(
     groups, warnings = gather_programs(planned, results_dir, baseline_path)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
+    session = None if dry_run else github_session()
+    if session is not None:
+        # The stale note: GitHub says what changed between each baseline and the merge base
+        # (--dry-run reads nothing from GitHub, so its comment has no such note).
+        groups, _ = annotate_staleness(session.gateway, groups, planned[0].pr, planned[0].sha)
     programs = render_programs(groups)
-    if dry_run:
+    if session is None:
         env = environment()
         repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
             "GITHUB_REPOSITORY", "OWNER/REPO"
@@ -291,7 +297,6 @@ def report_cmd(
             err=True,
         )
         return
-    session = github_session()
     try:
         outcome = report(
             session.gateway,

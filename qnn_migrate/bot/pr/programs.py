@@ -45,6 +45,10 @@ class ProgramGroup:
     baseline_sha: str | None  # None: no program baseline for this SoC and tier
     comparisons: tuple[Comparison, ...]
     stale: str = ""  # stale_note(...) or ""
+    # `--compare base`: compared with the run at the merge base (``baseline_sha``), not the
+    # nightly; ``base_note`` says what that run lacked (shards that did not report, failures).
+    against_base: bool = False
+    base_note: str = ""
 
     @property
     def place(self) -> str:
@@ -54,21 +58,72 @@ class ProgramGroup:
         return sum(c.verdict is verdict for c in self.comparisons)
 
 
-def stale_note(baseline_sha: str, merge_base_sha: str, changed_paths: Sequence[str]) -> str:
+COMPARE_BASE_HINT = (
+    "`/qnn test ... --compare base` runs the same shards at the merge base on the "
+    "simulator and compares with that instead."
+)
+
+
+def stale_note(
+    baseline_sha: str,
+    merge_base_sha: str,
+    changed_paths: Sequence[str],
+    *,
+    capped: bool = False,
+    direction: str = "older",
+) -> str:
     """A note when files that shape programs changed between the baseline and the merge base.
 
-    ``changed_paths``: the files changed from ``baseline_sha`` to ``merge_base_sha`` (the
-    caller reads them from GitHub's compare API). Empty when none of them matters.
+    ``changed_paths``: the files that differ between ``baseline_sha`` and ``merge_base_sha``
+    (the caller reads them from GitHub's compare API, ``pr.staleness``); ``capped``: GitHub
+    cut that list at its 300 files, so what matters may be among the rest. ``direction``:
+    the baseline is ``older`` than the merge base (an ancestor of it), ``newer`` (main moved
+    on from the merge base to it), or ``apart`` (on another line of history). Empty when
+    nothing that matters changed.
     """
     mattering = [p for p in changed_paths if p.startswith(MATTERING)]
-    if not mattering or baseline_sha == merge_base_sha:
+    if (not mattering and not capped) or baseline_sha == merge_base_sha:
         return ""
+    where = "under `backends/qualcomm` or `exir`"
+    if not mattering:
+        return (
+            f"GitHub lists at most 300 changed files, and listed 300 between the nightly "
+            f"baseline (`{baseline_sha[:12]}`) and this PR's merge base "
+            f"(`{merge_base_sha[:12]}`), none {where}; files {where} may be among the rest, "
+            "so a CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
+        )
+    count = f"{len(mattering)} file(s)" + (
+        " (or more: GitHub lists at most 300 changed files)" if capped else ""
+    )
+    if direction == "newer":
+        stands = (
+            f"is newer than this PR's merge base (`{merge_base_sha[:12]}`) by {count} {where}: "
+            "a CHANGED program may come from main's changes since the merge base, which "
+            "this PR does not have, not from this PR."
+        )
+    elif direction == "apart":
+        stands = (
+            f"and this PR's merge base (`{merge_base_sha[:12]}`) are on different lines of "
+            f"history and differ in {count} {where}: a CHANGED program may come from main, "
+            "not from this PR."
+        )
+    else:
+        stands = (
+            f"is older than this PR's merge base (`{merge_base_sha[:12]}`) in {count} {where}: "
+            "a CHANGED program may come from main, not from this PR."
+        )
+    return f"The nightly baseline (`{baseline_sha[:12]}`) {stands} " + COMPARE_BASE_HINT
+
+
+def stale_unknown(baseline_sha: str, why: str) -> str:
+    """The note when GitHub could not say what changed since the baseline.
+
+    ``why`` is the bot's own text; what GitHub said in it was escaped (``pr.staleness``).
+    """
     return (
-        f"The nightly baseline (`{baseline_sha[:12]}`) is older than this PR's merge base "
-        f"(`{merge_base_sha[:12]}`) in {len(mattering)} file(s) under `backends/qualcomm` or "
-        "`exir`: a CHANGED program may come from main, not from this PR. "
-        "`/qnn test ... --compare base` runs the same shards at the merge base on the "
-        "simulator and compares with that instead."
+        f"Whether files under `backends/qualcomm` or `exir` changed between the nightly "
+        f"baseline (`{baseline_sha[:12]}`) and this PR's merge base could not be checked: "
+        f"{why}. A CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
     )
 
 
@@ -87,10 +142,14 @@ def summary_line(group: ProgramGroup) -> str:
         return f"programs on {group.place}: no nightly baseline to compare with; " + ", ".join(
             rest or ["no tests"]
         )
+    against = (
+        f"the merge base (`{group.baseline_sha[:7]}`)"
+        if group.against_base
+        else f"main's nightly (run at `{group.baseline_sha[:7]}`)"
+    )
     line = (
         f"programs on {group.place}: {group.count(ProgramVerdict.IDENTICAL)} identical to "
-        f"main's nightly (run at `{group.baseline_sha[:7]}`), "
-        f"{group.count(ProgramVerdict.CHANGED)} changed"
+        f"{against}, {group.count(ProgramVerdict.CHANGED)} changed"
     )
     return line + "".join(f", {r}" for r in rest)
 
@@ -119,8 +178,9 @@ def _section(groups: Sequence[ProgramGroup], level: int, max_rows: int | None) -
         out.append(f"**{summary_line(g)}**  ")
     out[-1] = out[-1].rstrip()
     for g in groups:
-        if g.stale:
-            out += ["", f"> ⚠️ {g.place}: {g.stale}"]
+        for note in (g.stale, g.base_note):
+            if note:
+                out += ["", f"> ⚠️ {g.place}: {note}"]
     rows = [
         (g, c) for g in groups for c in g.comparisons if c.verdict is not ProgramVerdict.IDENTICAL
     ]
