@@ -255,20 +255,31 @@ def report_cmd(
     if shards_file is None and not text:
         fail("no shards: pass --shards-file or set QNN_SHARDS", EXIT_INPUT)
     try:
-        planned = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
+        every = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
     except ArtifactError as exc:
         fail(str(exc), EXIT_INPUT)
-    shas, prs = {s.sha for s in planned}, {s.pr for s in planned}
-    if len(shas) != 1 or len(prs) != 1:
+    # `--compare base`: the merge base's shards give programs to compare with, nothing else.
+    planned = [s for s in every if not s.merge_base]
+    at_base = [s for s in every if s.merge_base]
+    shas, prs = {s.sha for s in planned}, {s.pr for s in every}
+    if len(shas) != 1 or len(prs) != 1 or len({s.sha for s in at_base}) > 1:
         fail(
             f"{shards_file or '$QNN_SHARDS'}: the shards are at {len(shas)} commit(s) of "
-            f"{len(prs)} PR(s); one run's shards share one sha and pr: pass the list the run "
-            "was dispatched with",
+            f"{len(prs)} PR(s); one run's shards share one sha and pr (and the merge base's, "
+            "one sha of their own): pass the list the run was dispatched with",
             EXIT_INPUT,
         )
     baseline = load_baseline(baseline_path)
-    results = collect_results(results_dir, planned)
-    groups, warnings = gather_programs(planned, results_dir, baseline_path)
+    collected = collect_results(results_dir, every)
+    base_ids = {s.id for s in at_base}
+    results = [r for r in collected if r.shard.id not in base_ids]
+    groups, warnings = gather_programs(
+        planned,
+        results_dir,
+        baseline_path,
+        base=at_base,
+        base_results=[r for r in collected if r.shard.id in base_ids],
+    )
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     session = None if dry_run else github_session()

@@ -10,15 +10,21 @@ tests, then without what changed, then the first rows of the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import Shard, ShardResult
 from qnn_migrate.bot.nightly import program_baseline
-from qnn_migrate.bot.programs import Comparison, ProgramVerdict, TestPrograms, compare_all
+from qnn_migrate.bot.programs import (
+    Comparison,
+    ProgramVerdict,
+    TestPrograms,
+    compare,
+    compare_all,
+)
 from qnn_migrate.bot.text import escape
 
 BUDGET = 16_000  # bytes of the 65,536-byte comment the section may take
@@ -243,16 +249,25 @@ def render_section(groups: Sequence[ProgramGroup], budget: int = BUDGET) -> str:
 
 
 def gather(
-    planned: Sequence[Shard], results_dir: Path, baseline_dir: Path | None
+    planned: Sequence[Shard],
+    results_dir: Path,
+    baseline_dir: Path | None,
+    *,
+    base: Sequence[Shard] = (),
+    base_results: Sequence[ShardResult] = (),
 ) -> tuple[list[ProgramGroup], list[str]]:
-    """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings."""
+    """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings.
+
+    ``base`` (``--compare base``): the merge base's shards and ``base_results`` their
+    results; a SoC and tier they cover is compared with them instead of the nightly.
+    """
     warnings: list[str] = []
     recorded = any(
         artifacts.programs_files(folder)
         for shard in planned
         if (folder := artifacts.shard_folder(results_dir, shard.id)) is not None
     )
-    if not recorded and not _any_baseline(planned, baseline_dir):
+    if not recorded and not base and not _any_baseline(planned, baseline_dir):
         # No shard ran the recorder and there is nothing to compare with (a lab without
         # it, or results made by hand): the comment says nothing about programs.
         return [], warnings
@@ -262,20 +277,93 @@ def gather(
         key = (shard.soc, shard.enable_x86_64)
         heads.setdefault(key, {}).update(artifacts.shard_programs(results_dir, shard))
         order.setdefault(key, []).extend(shard.tests)
+    at_base: dict[tuple[str, bool], list[Shard]] = {}
+    for shard in base:
+        at_base.setdefault((shard.soc, shard.enable_x86_64), []).append(shard)
     groups = []
     for (soc, simulator), head in heads.items():
-        base = None
+        tests = list(dict.fromkeys(order[(soc, simulator)]))
+        if (soc, simulator) in at_base:
+            shards = at_base[(soc, simulator)]
+            groups.append(
+                _against_base(soc, simulator, head, tests, shards, results_dir, base_results)
+            )
+            continue
+        found = None
         if baseline_dir is not None:
             try:
-                base = program_baseline.load(baseline_dir, soc, simulator)
+                found = program_baseline.load(baseline_dir, soc, simulator)
             except ArtifactError as exc:
                 warnings.append(f"{exc}; programs compared with no baseline")
-        tests = list(dict.fromkeys(order[(soc, simulator)]))
-        comparisons = compare_all(base.tests if base else {}, head, tests)
+        comparisons = compare_all(found.tests if found else {}, head, tests)
         groups.append(
-            ProgramGroup(soc, simulator, base.latest_sha if base else None, tuple(comparisons))
+            ProgramGroup(soc, simulator, found.latest_sha if found else None, tuple(comparisons))
         )
     return groups, warnings
+
+
+def _against_base(
+    soc: str,
+    simulator: bool,
+    head: Mapping[str, TestPrograms],
+    tests: Sequence[str],
+    shards: Sequence[Shard],
+    results_dir: Path,
+    results: Sequence[ShardResult],
+) -> ProgramGroup:
+    """One SoC's and tier's programs against the merge base's run of the same tests.
+
+    A test whose merge-base fingerprint is missing (its shard did not report, or did not
+    record it) is NOT FINGERPRINTED with why, never IDENTICAL; the group's ``base_note``
+    names the shards that did not report and the tests that failed at the merge base.
+    """
+    reported = {r.shard.id: r for r in results}
+    found: dict[str, TestPrograms] = {}
+    missing: list[str] = []
+    failed: list[str] = []
+    for shard in shards:
+        result = reported.get(shard.id)
+        if result is None or result.infra_reason:
+            why = (
+                f"its shard {shard.id} did not report"
+                if result is None
+                else f"its shard {shard.id} did not run ({(result.infra_reason or '')[:120]})"
+            )
+            missing.append(shard.id)
+            found.update({t: TestPrograms(t, problem=why) for t in shard.tests})
+            continue
+        failed += [r.test_id for r in result.results if r.status.is_failure]
+        found.update(artifacts.shard_programs(results_dir, shard))
+    comparisons = []
+    for t in tests:
+        theirs = found.get(t)
+        mine = compare(None, head.get(t), t)
+        if theirs is not None and not theirs.problem:
+            comparisons.append(compare(theirs, head.get(t), t))
+        elif mine.verdict is ProgramVerdict.NEW_PROGRAM:  # the PR's is there; the base's not
+            why = (theirs.problem if theirs else None) or "its run did not include this test"
+            comparisons.append(
+                Comparison(t, ProgramVerdict.NOT_FINGERPRINTED, note=f"at the merge base: {why}")
+            )
+        else:
+            comparisons.append(mine)  # the PR's own: no program, or not fingerprinted
+    sha = shards[0].sha
+    notes = []
+    if missing:
+        notes.append(
+            f"{len(missing)} of {len(shards)} shard(s) of the merge base's run did not report "
+            f"({', '.join(f'`{m}`' for m in missing[:4])}{' …' if len(missing) > 4 else ''}): "
+            "their tests are NOT FINGERPRINTED, not compared"
+        )
+    if failed:
+        notes.append(
+            f"{len(failed)} test(s) failed there "
+            f"({', '.join(f'`{f}`' for f in failed[:4])}{' …' if len(failed) > 4 else ''})"
+        )
+    base_note = f"At the merge base (`{sha[:12]}`): " + "; ".join(notes) + "." if notes else ""
+    return ProgramGroup(
+        soc, simulator, sha, tuple(comparisons), against_base=True, base_note=base_note
+    )
 
 
 def _any_baseline(planned: Sequence[Shard], baseline_dir: Path | None) -> bool:
