@@ -337,3 +337,25 @@ def test_a_failure_after_the_dispatch_keeps_the_claim(
     gh.faults.clear()
     again = redeliver(gh, gateway, ctx, comment.id)
     assert again.action == "duplicate" and len(gh.runs()) == 1  # type: ignore[attr-defined]
+
+
+def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    # No history in the stand-in: GitHub cannot compare main with the head (404).
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    assert gh.runs() == [] and gh.reactions(cid) == {"eyes": []}
+    assert "compare/main...aaaa" in bot_comments(gh)[0]
+    # With main's history and the PR branched from it, the re-run dispatches both halves.
+    gh.add_commit("1" * 40, branch="main")
+    gh.add_commit(HEAD, ["1" * 40])
+    again = redeliver(gh, gateway, ctx, cid)
+    assert again.action == "dispatched"  # type: ignore[attr-defined]
+    shards = [p.shard for p in Plan.from_json(gh.runs()[0].inputs["shards"]).shards]
+    assert [(s.id[:9], s.sha, s.merge_base) for s in shards] == [
+        ("sim-sm865", HEAD, False),
+        ("sim-sm865", HEAD, False),
+        ("sim-base-", "1" * 40, True),
+        ("sim-base-", "1" * 40, True),
+    ]
