@@ -1,7 +1,7 @@
 """A local stand-in of the GitHub REST API on 127.0.0.1, for PyGithub to talk real HTTP to.
 
-It keeps repositories, PRs, collaborators, comments, reactions, workflow runs and commit
-statuses in memory, answers the endpoints the bot uses the way GitHub documents them
+It keeps repositories, PRs, collaborators, comments, reactions, workflow runs, commit
+statuses and a commit history (for the compare API: ``add_commit``) in memory, answers the endpoints the bot uses the way GitHub documents them
 (201 vs 200 on reactions, 422 on unexpected workflow inputs, 409 on cancelling a finished
 run, pagination with Link headers, 401 on a bad token), and checks every request it
 receives against the vendored REST description (``rest-api-subset.json``) with

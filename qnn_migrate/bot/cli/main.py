@@ -286,7 +286,7 @@ def report_cmd(
     if session is not None:
         # The stale note: GitHub says what changed between each baseline and the merge base
         # (--dry-run reads nothing from GitHub, so its comment has no such note).
-        groups, _ = annotate_staleness(session.gateway, groups, planned[0].pr, planned[0].sha)
+        groups = annotate_staleness(session.gateway, groups, planned[0].pr, planned[0].sha)
     programs = render_programs(groups)
     if session is None:
         env = environment()

@@ -1,8 +1,9 @@
 """The results comment's "Programs" section: per test IDENTICAL / CHANGED / NEW PROGRAM (pure but ``gather``, which reads the files).
 
 One summary line per SoC and tier ("programs: 91 identical to main's nightly (run at
-abc1234), 0 changed"), a table of the tests that are not identical, and what changed in a
-collapsed section. Every piece of recorded text (operator names, dtypes, shapes) came from
+abc1234), 0 changed", or "... identical to the merge base (abc1234) ..." when the run has
+the merge base's shards of ``--compare base``), a table of the tests that are not
+identical, and what changed in a collapsed section. Every piece of recorded text (operator names, dtypes, shapes) came from
 PR code and is escaped with ``text.escape``; test ids are the planned ones. The section
 folds to fit the budget it is given: the full form, then without the list of identical
 tests, then without what changed, then the first rows of the table.
@@ -352,12 +353,13 @@ def _against_base(
     if missing:
         notes.append(
             f"{len(missing)} of {len(shards)} shard(s) of the merge base's run did not report "
+            "or did not run "
             f"({', '.join(f'`{m}`' for m in missing[:4])}{' …' if len(missing) > 4 else ''}): "
             "their tests are NOT FINGERPRINTED, not compared"
         )
     if failed:
         notes.append(
-            f"{len(failed)} test(s) failed there "
+            f"{len(failed)} test(s) did not pass there "
             f"({', '.join(f'`{f}`' for f in failed[:4])}{' …' if len(failed) > 4 else ''})"
         )
     base_note = f"At the merge base (`{sha[:12]}`): " + "; ".join(notes) + "." if notes else ""

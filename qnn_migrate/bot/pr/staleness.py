@@ -55,14 +55,14 @@ class Drift:
 
 
 class DriftChecker:
-    """Drift of each baseline commit from one merge base, asked of GitHub once per commit."""
+    """Drift of each baseline commit from one merge base, asked of GitHub once per commit
+    (the SoCs and tiers that share a nightly share its answer)."""
 
     def __init__(self, gw: GitHubGateway, merge_base: str | None, why_not: str = "") -> None:
         self._gw = gw
         self._merge_base = merge_base
         self._why_not = why_not
         self._cache: dict[str, Drift] = {}
-        self.calls = 0  # compare requests made (for tests and logs)
 
     def drift(self, baseline_sha: str) -> Drift:
         if baseline_sha not in self._cache:
@@ -70,7 +70,6 @@ class DriftChecker:
         return self._cache[baseline_sha]
 
     def _compare(self, base: str, head: str) -> tuple[str, tuple[str, ...], bool]:
-        self.calls += 1
         found = self._gw.compare(base, head)
         return found.status, found.files, found.capped
 
@@ -119,21 +118,21 @@ def merge_base_of(gw: GitHubGateway, pr: int, head_sha: str) -> tuple[str | None
 
 def annotate(
     gw: GitHubGateway, groups: Sequence[ProgramGroup], pr: int | None, head_sha: str
-) -> tuple[list[ProgramGroup], DriftChecker | None]:
+) -> list[ProgramGroup]:
     """``groups`` with the stale note of each one compared with a nightly baseline.
 
     GitHub is asked only when some group has a baseline: the merge base once, then each
-    distinct baseline commit once (``DriftChecker``).
+    distinct baseline commit once, twice when it is newer than the merge base or apart from
+    it (``DriftChecker``).
     """
     checked = [g for g in groups if g.baseline_sha and not g.against_base]
     if not checked or pr is None:
-        return list(groups), None
+        return list(groups)
     merge_base, why_not = merge_base_of(gw, pr, head_sha)
     checker = DriftChecker(gw, merge_base, why_not)
-    out = [
+    return [
         replace(g, stale=checker.drift(g.baseline_sha).note())
         if g.baseline_sha and not g.against_base
         else g
         for g in groups
     ]
-    return out, checker
