@@ -334,8 +334,22 @@ def _run(
 
 def _merge_base(gw: GitHubGateway, pull: PullRequest) -> str:
     """The PR head's merge base with its base branch, for ``--compare base`` (read from GitHub's
-    compare API: nothing is checked out here, so no PR code runs where the token is)."""
-    return gw.compare(pull.base_ref or gw.default_branch(), pull.head_sha).merge_base
+    compare API: nothing is checked out here, so no PR code runs where the token is).
+
+    A 404 will not pass by itself (no common history, a base branch that is gone): the
+    command is refused with why. Any other failure is a GatewayError, and the claim is
+    released so that a re-run of the job tries again."""
+    branch = pull.base_ref or gw.default_branch()
+    try:
+        return gw.compare(branch, pull.head_sha).merge_base
+    except GatewayError as exc:
+        if exc.status != 404:
+            raise
+        raise PlanError(
+            f"`--compare base` runs the tests again at this PR's merge base with `{branch}`, "
+            f"and GitHub cannot give one for `{pull.head_sha[:12]}` (404: no common history, or "
+            "the branch is gone). Nothing was started; run the command without `--compare base`."
+        ) from exc
 
 
 def _write_results(

@@ -342,11 +342,20 @@ def test_a_failure_after_the_dispatch_keeps_the_claim(
 def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
     gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
 ) -> None:
-    # No history in the stand-in: GitHub cannot compare main with the head (404).
+    # No history in the stand-in: GitHub cannot compare main with the head (404), and no
+    # retry would change that: refused, with what to do.
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert gh.runs() == [] and gh.reactions(cid)["confused"] == [BOT_LOGIN]
+    (reply,) = bot_comments(gh)
+    assert "GitHub cannot give one for `aaaaaaaaaaaa` (404" in reply
+    assert "run the command without `--compare base`" in reply
+    # A 502 past the retries is GitHub's trouble: the claim is released for the job's re-run.
+    gh.fail_next("GET", r"/compare/", 502, count=20)
     outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
     assert outcome.action == "interrupted"  # type: ignore[attr-defined]
     assert gh.runs() == [] and gh.reactions(cid) == {"eyes": []}
-    assert "compare/main...aaaa" in bot_comments(gh)[0]
+    gh.faults.clear()
     # With main's history and the PR branched from it, the re-run dispatches both halves.
     gh.add_commit("1" * 40, branch="main")
     gh.add_commit(HEAD, ["1" * 40])
