@@ -368,3 +368,19 @@ def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
         ("sim-base-", "1" * 40, True),
         ("sim-base-", "1" * 40, True),
     ]
+
+
+def test_a_retry_of_compare_base_runs_the_merge_base_again(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.add_commit("1" * 40, branch="main")
+    gh.add_commit(HEAD, ["1" * 40])
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    send(gh, gateway, ctx, "/qnn cancel", login="admin")
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    retried = [p.shard for p in Plan.from_json(gh.runs()[-1].inputs["shards"]).shards]
+    assert sum(s.merge_base for s in retried) == 2 and len(retried) == 4
+    results = find_results_comment(gateway.comments(7), BOT_LOGIN)
+    assert results is not None and results[1] is not None
+    assert results[1].command["compare"] == "base"
