@@ -100,6 +100,10 @@ class Shard:
     compile_only: bool = False
     timeout_s: int = 3600
     per_test_timeout_s: int = 600
+    # `/qnn test ... --compare base`: the same tests run at the PR's merge base (``sha``), on
+    # the simulator tier; its programs are what the PR's are compared with, and its
+    # pass/fail counts for nothing in the PR's report.
+    merge_base: bool = False
 
     def __post_init__(self) -> None:
         bad = [t for t in self.tests if not TEST_ID_RE.match(t)]
@@ -131,6 +135,8 @@ class Shard:
             "compile_only": self.compile_only,
             "timeout_s": self.timeout_s,
             "per_test_timeout_s": self.per_test_timeout_s,
+            # Only when set, so that every other shard's JSON reads as it did before.
+            **({"merge_base": True} if self.merge_base else {}),
         }
 
     @classmethod
@@ -174,6 +180,7 @@ class Shard:
             compile_only=bool(opt("compile_only", bool) or False),
             timeout_s=opt("timeout_s", int) or 3600,
             per_test_timeout_s=opt("per_test_timeout_s", int) or 600,
+            merge_base=bool(opt("merge_base", bool) or False),
         )
 
 

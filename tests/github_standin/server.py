@@ -1,7 +1,7 @@
 """A local stand-in of the GitHub REST API on 127.0.0.1, for PyGithub to talk real HTTP to.
 
-It keeps repositories, PRs, collaborators, comments, reactions, workflow runs and commit
-statuses in memory, answers the endpoints the bot uses the way GitHub documents them
+It keeps repositories, PRs, collaborators, comments, reactions, workflow runs, commit
+statuses and a commit history (for the compare API: ``add_commit``) in memory, answers the endpoints the bot uses the way GitHub documents them
 (201 vs 200 on reactions, 422 on unexpected workflow inputs, 409 on cancelling a finished
 run, pagination with Link headers, 401 on a bad token), and checks every request it
 receives against the vendored REST description (``rest-api-subset.json``) with
@@ -191,6 +191,8 @@ class Repo:
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     git: dict[str, tuple[str, Any]] = field(default_factory=dict)  # sha -> (type, content)
     refs: dict[str, str] = field(default_factory=dict)  # "heads/<branch>" -> commit sha
+    # The code's history, for the compare API: sha -> (parents, paths the commit changed).
+    history: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
 
 class ApiError(Exception):
@@ -297,6 +299,26 @@ class GitHubStandIn:
         """The bytes of ``path`` at commit ``sha``, as the contents API serves them."""
         with self._lock:
             self._repo(repo).blobs[(sha, path)] = data
+
+    def add_commit(
+        self,
+        sha: str,
+        parents: list[str] | None = None,
+        files: list[str] | None = None,
+        branch: str | None = None,
+        repo: str | None = None,
+    ) -> str:
+        """A commit of the code's history (what the compare API answers from): its parents
+        and the paths it changed; ``branch`` then points at it (``main`` for the PRs' base)."""
+        with self._lock:
+            r = self._repo(repo)
+            for parent in parents or []:
+                if parent not in r.history:
+                    raise KeyError(f"add the parent {parent} first")
+            r.history[sha] = (list(parents or []), list(files or []))
+            if branch is not None:
+                r.refs[f"heads/{branch}"] = sha
+            return sha
 
     def reviews(self, number: int, repo: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
@@ -914,6 +936,122 @@ def _get_blob(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) ->
     )
 
 
+# ----- the compare API, over the history seeded with ``add_commit`` ------------------------
+
+COMPARE_FILES_CAP = 300  # GitHub lists at most 300 changed files, with no sign that it cut
+
+
+def _resolve(repo: Repo, name: str) -> str:
+    """A commit SHA or a branch name of the history; 404 as GitHub answers an unknown one."""
+    sha = name if name in repo.history else repo.refs.get(f"heads/{name}")
+    if sha is None or sha not in repo.history:
+        raise ApiError(404, "Not Found")
+    return sha
+
+
+def _history_ancestors(repo: Repo, sha: str) -> set[str]:
+    seen, todo = set(), [sha]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(repo.history[current][0])
+    return seen
+
+
+def _history_commit_json(s: GitHubStandIn, repo: Repo, sha: str) -> dict[str, Any]:
+    api = f"{s.base_url}/repos/{repo.full_name}"
+    person = {"name": "dev", "email": "dev@example.com", "date": "2026-01-01T00:00:00Z"}
+    return {
+        "sha": sha,
+        "node_id": f"C_{sha}",
+        "url": f"{api}/commits/{sha}",
+        "html_url": f"{s.server_url}/{repo.full_name}/commit/{sha}",
+        "comments_url": f"{api}/commits/{sha}/comments",
+        "commit": {
+            "url": f"{api}/git/commits/{sha}",
+            "author": person,
+            "committer": person,
+            "message": f"commit {sha[:7]}",
+            "comment_count": 0,
+            "tree": {"sha": "0" * 40, "url": f"{api}/git/trees/{'0' * 40}"},
+        },
+        "author": None,
+        "committer": None,
+        "parents": [
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{s.server_url}/commit/{p}"}
+            for p in repo.history[sha][0]
+        ],
+    }
+
+
+def _compare(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    """``base...head``: their merge base, the commits from it to head, and the paths those
+    commits changed (GitHub diffs the trees; a path changed and changed back is listed here,
+    which no test relies on), at most COMPARE_FILES_CAP of them."""
+    repo = s.repo_for(m)
+    base_name, dots, head_name = unquote(m["basehead"]).partition("...")
+    if not dots:
+        raise ApiError(404, "Not Found")
+    base, head = _resolve(repo, base_name), _resolve(repo, head_name)
+    of_base, of_head = _history_ancestors(repo, base), _history_ancestors(repo, head)
+    common = of_base & of_head
+    if not common:
+        raise ApiError(404, f"No common ancestor between {base_name} and {head_name}.")
+    # The merge base: the common ancestor that no other common ancestor descends from.
+    below = set().union(*(_history_ancestors(repo, c) - {c} for c in common))
+    merge_base = min(common - below)
+    if base == head:
+        status = "identical"
+    elif merge_base == base:
+        status = "ahead"
+    elif merge_base == head:
+        status = "behind"
+    else:
+        status = "diverged"
+    since = sorted(  # oldest first, as GitHub lists them
+        of_head - _history_ancestors(repo, merge_base),
+        key=lambda c: (len(_history_ancestors(repo, c)), c),
+    )
+    paths = list(dict.fromkeys(p for c in since for p in repo.history[c][1]))
+    api = f"{s.base_url}/repos/{repo.full_name}"
+    html = f"{s.server_url}/{repo.full_name}"
+    files = [
+        {
+            "sha": "1" * 40,
+            "filename": path,
+            "status": "modified",
+            "additions": 1,
+            "deletions": 1,
+            "changes": 2,
+            "blob_url": f"{html}/blob/{head}/{path}",
+            "raw_url": f"{html}/raw/{head}/{path}",
+            "contents_url": f"{api}/contents/{path}?ref={head}",
+        }
+        for path in paths[:COMPARE_FILES_CAP]
+    ]
+    spec = f"{base_name}...{head_name}"
+    return (
+        200,
+        {},
+        {
+            "url": f"{api}/compare/{spec}",
+            "html_url": f"{html}/compare/{spec}",
+            "permalink_url": f"{html}/compare/{base}...{head}",
+            "diff_url": f"{html}/compare/{spec}.diff",
+            "patch_url": f"{html}/compare/{spec}.patch",
+            "base_commit": _history_commit_json(s, repo, base),
+            "merge_base_commit": _history_commit_json(s, repo, merge_base),
+            "status": status,
+            "ahead_by": len(of_head - of_base),
+            "behind_by": len(of_base - of_head),
+            "total_commits": len(since),
+            "commits": [_history_commit_json(s, repo, c) for c in since[:250]],
+            "files": files,
+        },
+    )
+
+
 Handler = Callable[
     [GitHubStandIn, "re.Match[str]", dict[str, list[str]], Any, str],
     tuple[int, dict[str, str], Any],
@@ -1325,6 +1463,7 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO + r"/actions/runs/(?P<run_id>\d+)", _get_run),
     ("POST", REPO + r"/actions/runs/(?P<run_id>\d+)/cancel", _cancel_run),
     ("POST", REPO + r"/statuses/(?P<sha>[^/]+)", _create_status),
+    ("GET", REPO + r"/compare/(?P<basehead>.+)", _compare),
     ("POST", r"/app/installations/(?P<installation_id>\d+)/access_tokens", _app_token),
     ("GET", REPO + r"/issues", _list_issues),
     ("POST", REPO + r"/issues", _create_issue),

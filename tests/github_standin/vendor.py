@@ -46,6 +46,8 @@ OPERATIONS = [
     ("/repos/{owner}/{repo}/actions/runs/{run_id}", "get"),
     ("/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "post"),
     ("/repos/{owner}/{repo}/statuses/{sha}", "post"),
+    # The report's stale-baseline note: the PR's merge base, the files changed since a baseline.
+    ("/repos/{owner}/{repo}/compare/{basehead}", "get"),
     ("/app/installations/{installation_id}/access_tokens", "post"),
     # The nightly: its issue and label, and the baselines branch by the Git Data API.
     ("/repos/{owner}/{repo}/issues", "get"),

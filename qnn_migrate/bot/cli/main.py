@@ -246,6 +246,7 @@ def report_cmd(
     from qnn_migrate.bot.pr.programs import gather as gather_programs
     from qnn_migrate.bot.pr.programs import render_section as render_programs
     from qnn_migrate.bot.pr.report import render_offline, report
+    from qnn_migrate.bot.pr.staleness import annotate as annotate_staleness
 
     if body_out is not None and not body_out.parent.is_dir():
         fail(f"{body_out}: the folder {body_out.parent} does not exist; create it first")
@@ -254,24 +255,40 @@ def report_cmd(
     if shards_file is None and not text:
         fail("no shards: pass --shards-file or set QNN_SHARDS", EXIT_INPUT)
     try:
-        planned = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
+        every = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
     except ArtifactError as exc:
         fail(str(exc), EXIT_INPUT)
-    shas, prs = {s.sha for s in planned}, {s.pr for s in planned}
-    if len(shas) != 1 or len(prs) != 1:
+    # `--compare base`: the merge base's shards give programs to compare with, nothing else.
+    planned = [s for s in every if not s.merge_base]
+    at_base = [s for s in every if s.merge_base]
+    shas, prs = {s.sha for s in planned}, {s.pr for s in every}
+    if len(shas) != 1 or len(prs) != 1 or len({s.sha for s in at_base}) > 1:
         fail(
             f"{shards_file or '$QNN_SHARDS'}: the shards are at {len(shas)} commit(s) of "
-            f"{len(prs)} PR(s); one run's shards share one sha and pr: pass the list the run "
-            "was dispatched with",
+            f"{len(prs)} PR(s); one run's shards share one sha and pr (and the merge base's, "
+            "one sha of their own): pass the list the run was dispatched with",
             EXIT_INPUT,
         )
     baseline = load_baseline(baseline_path)
-    results = collect_results(results_dir, planned)
-    groups, warnings = gather_programs(planned, results_dir, baseline_path)
+    collected = collect_results(results_dir, every)
+    base_ids = {s.id for s in at_base}
+    results = [r for r in collected if r.shard.id not in base_ids]
+    groups, warnings = gather_programs(
+        planned,
+        results_dir,
+        baseline_path,
+        base=at_base,
+        base_results=[r for r in collected if r.shard.id in base_ids],
+    )
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
+    session = None if dry_run else github_session()
+    if session is not None:
+        # The stale note: GitHub says what changed between each baseline and the merge base
+        # (--dry-run reads nothing from GitHub, so its comment has no such note).
+        groups = annotate_staleness(session.gateway, groups, planned[0].pr, planned[0].sha)
     programs = render_programs(groups)
-    if dry_run:
+    if session is None:
         env = environment()
         repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
             "GITHUB_REPOSITORY", "OWNER/REPO"
@@ -291,7 +308,6 @@ def report_cmd(
             err=True,
         )
         return
-    session = github_session()
     try:
         outcome = report(
             session.gateway,

@@ -22,6 +22,8 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 
 from qnn_migrate.bot.github.gateway import (
+    COMPARE_FILES_CAP,
+    Comparison,
     DispatchedRun,
     FileBlob,
     GatewayError,
@@ -178,6 +180,7 @@ class PyGithubGateway:
                 base_repo=pr.base.repo.full_name,
                 author=pr.user.login,
                 draft=bool(pr.draft),
+                base_ref=pr.base.ref,
             )
 
         return self._maybe(f"GET pulls/{number}", fetch, None)
@@ -349,6 +352,16 @@ class PyGithubGateway:
                 )
                 for r in self._repo.get_pull(number).get_reviews()
             ]
+
+    def compare(self, base: str, head: str) -> Comparison:
+        with _call(f"GET compare/{base}...{head}"):
+            found = self._repo.compare(base, head)
+            return Comparison(
+                status=str(found.status),
+                merge_base=str(found.merge_base_commit.sha),
+                # Only the first page holds files, and at most COMPARE_FILES_CAP of them.
+                files=tuple(f.filename for f in (found.files or [])[:COMPARE_FILES_CAP]),
+            )
 
     def create_review(
         self, number: int, commit_id: str, body: str, comments: list[ReviewComment]

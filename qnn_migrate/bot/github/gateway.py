@@ -30,6 +30,7 @@ class PullRequest:
     base_repo: str
     author: str
     draft: bool = False
+    base_ref: str = ""  # the branch the PR merges into (its merge base is taken against it)
 
     @property
     def is_fork(self) -> bool:
@@ -62,6 +63,28 @@ class PullFile:
     filename: str
     status: str  # added, removed, modified, renamed, copied, changed, unchanged
     patch: str | None
+
+
+# GitHub's compare API lists at most this many changed files, and says nothing when it cuts.
+COMPARE_FILES_CAP = 300
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """GitHub's compare of ``base...head``: their merge base and the files changed from it to head.
+
+    ``files`` holds at most ``COMPARE_FILES_CAP`` names; a list of that length may be cut
+    (``capped``). ``status`` is GitHub's: ``ahead`` (base is an ancestor of head),
+    ``behind`` (head is an ancestor of base), ``diverged`` or ``identical``.
+    """
+
+    status: str
+    merge_base: str
+    files: tuple[str, ...]
+
+    @property
+    def capped(self) -> bool:
+        return len(self.files) >= COMPARE_FILES_CAP
 
 
 @dataclass(frozen=True)
@@ -150,6 +173,11 @@ class GitHubGateway(Protocol):
 
     def reviews(self, number: int) -> list[Review]:
         """The PR's reviews, oldest first."""
+        ...
+
+    def compare(self, base: str, head: str) -> Comparison:
+        """GitHub's compare of ``base...head`` (commits or branches); GatewayError when GitHub
+        cannot (404: a commit is gone or unknown; its ``status`` says which)."""
         ...
 
     def create_review(

@@ -6,7 +6,8 @@ Grammar (one command per comment)::
     verb     := "test" (WS test-arg)* | "retry" (WS "failed")? (WS sha-opt)?
               | "migrate" (WS migrate-arg)* | "cancel" | "help"
     test-arg := MATRIX | "auto" | TEST_ID | "--soc" (WS|"=") SOC(","SOC)*
-              | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | "--sim" | sha-opt
+              | "--backend" (WS|"=") BACKEND | "--seed" (WS|"=") DIGITS | "--sim"
+              | "--compare" (WS|"=") "base" | sha-opt
     migrate-arg := "--target" (WS|"=") ("qnn-passes"|"executorch") | PATH
     sha-opt  := "--sha" (WS|"=") HEX{40}
     WS       := (" " | TAB)+
@@ -54,7 +55,9 @@ COMMAND_RE = re.compile(r"^ {0,3}/qnn(?:[ \t]|$)")
 LINE_END_RE = re.compile(r"\r\n?")
 # A PATH of `/qnn migrate`: a relative POSIX path; `..` and `.` parts are refused below.
 PATH_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$")
-OPTIONS = ("--soc", "--backend", "--seed", "--sha")
+OPTIONS = ("--soc", "--backend", "--seed", "--compare", "--sha")
+# What `--compare` may name: `base`, the PR's merge base (run again on the simulator tier).
+COMPARE_WITH = ("base",)
 FLAGS = ("--sim",)
 MIGRATE_OPTIONS = ("--target",)
 # The rewrite targets come from the codemod's deprecation data, the default first.
@@ -124,6 +127,9 @@ class Command:
     sha: str | None = None
     failed_only: bool = False
     simulator: bool = False  # run on the x86 HTP simulator tier instead of phones
+    # "base": also run the same shards at the PR's merge base (simulator tier, so implies
+    # ``simulator``) and compare the PR's programs with those instead of the nightly's.
+    compare: str = ""
     target: str = ""  # migrate: the rewrite's --target
     paths: tuple[str, ...] = ()  # migrate: only changed files at or under these paths
     line: int = field(default=0, compare=False)
@@ -142,6 +148,7 @@ class Command:
             words += [*self.matrices, *self.tests]
             words += ["--soc", ",".join(self.socs), "--backend", self.backend]
             words += ["--seed", str(self.seed)] + (["--sim"] if self.simulator else [])
+            words += ["--compare", self.compare] if self.compare else []
         if self.sha:
             words += ["--sha", self.sha]
         return " ".join(words)
@@ -162,6 +169,8 @@ class Command:
         # Keys added later appear only when set, so stored state from before reads the same.
         if self.simulator:
             doc["simulator"] = True
+        if self.compare:
+            doc["compare"] = self.compare
         if self.action is Action.MIGRATE:
             doc |= {"target": self.target, "paths": list(self.paths)}
         return doc
@@ -425,6 +434,18 @@ def _parse_test(words: Sequence[str], catalog: Catalog, line: int) -> Command:
             )
         seed = int(seeds[0])
 
+    compares = options.get("--compare", [])
+    if len(compares) > 1:
+        raise CommandError("`--compare` may be given once", line)
+    compare = compares[0].lower() if compares else ""
+    if compares and compare not in COMPARE_WITH:
+        raise CommandError(
+            f"`--compare` takes only `base` (run the same shards at this PR's merge base on "
+            f"the simulator and compare the programs with those), got {quote_untrusted(compares[0])}"
+            + _suggest(compare, COMPARE_WITH, "write `--compare base`"),
+            line,
+        )
+
     return Command(
         action=Action.TEST,
         matrices=tuple(matrices),
@@ -434,7 +455,9 @@ def _parse_test(words: Sequence[str], catalog: Catalog, line: int) -> Command:
         backend=backend,
         seed=seed,
         sha=_parse_sha(options.get("--sha"), catalog, line),
-        simulator="--sim" in options,
+        # The merge base runs on the simulator tier, and programs compare within one tier.
+        simulator="--sim" in options or bool(compare),
+        compare=compare,
         line=line,
     )
 
@@ -552,7 +575,7 @@ HELP_TEXT = """\
 
 | command | what it does |
 |---|---|
-| `/qnn test [MATRIX ...\\|auto\\|TEST_ID ...] [--soc SOC ...] [--backend B] [--seed N]` | run tests on phones at the PR's current head |
+| `/qnn test [MATRIX ...\\|auto\\|TEST_ID ...] [--soc SOC ...] [--backend B] [--seed N] [--sim] [--compare base]` | run tests on phones at the PR's current head |
 | `/qnn retry [failed]` | run the last command again at the current head (only failed tests with `failed`) |
 | `/qnn migrate [--target qnn-passes\\|executorch] [PATH ...]` | suggest the qnn-migrate rewrite of this PR's changed `.py` files as one review |
 | `/qnn cancel` | cancel the device run in progress for this PR |
@@ -560,6 +583,9 @@ HELP_TEXT = """\
 
 - `auto` (the default) picks the matrices whose guarded files this PR changes.
 - `--sim` runs the tests on the x86 HTP simulator tier instead of phones.
+- `--compare base` also runs the same tests at this PR's merge base (on the simulator tier:
+  it implies `--sim`) and compares the PR's lowered programs with those instead of the
+  nightly's; pass/fail is judged as without it.
 - `/qnn migrate` reads the changed files at the head commit and runs nothing from the PR; the
   PR's author or anyone with {migrate_roles} permission may ask for it.
 - Defaults: {defaults}.
@@ -599,6 +625,7 @@ def command_from_dict(doc: Mapping[str, Any], catalog: Catalog) -> Command:
             sha=None,
             failed_only=bool(doc.get("failed_only", False)),
             simulator=bool(doc.get("simulator", False)),
+            compare=str(doc.get("compare", "")),
             target=str(doc.get("target", "")),
             paths=tuple(str(p) for p in doc.get("paths", [])),
         )

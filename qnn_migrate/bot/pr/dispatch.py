@@ -222,6 +222,7 @@ def _run(
         if command.action is Action.TEST:
             files = gw.changed_files(pull.number) if command.auto else None
             ran = command
+            base = _merge_base(gw, pull) if command.compare else None
             the_plan = plan_command(
                 command,
                 select(command, catalog, files),
@@ -229,6 +230,7 @@ def _run(
                 sha=sha,
                 pr=pull.number,
                 durations=ctx.durations,
+                merge_base=base,
             )
         else:
             if prior is None:
@@ -248,6 +250,7 @@ def _run(
                     note += f" (the first {len(prior.failed)} of {prior.failed_total})"
             else:
                 files = gw.changed_files(pull.number) if ran.auto else None
+                base = _merge_base(gw, pull) if ran.compare else None
                 the_plan = plan_command(
                     ran,
                     select(ran, catalog, files),
@@ -255,6 +258,7 @@ def _run(
                     sha=sha,
                     pr=pull.number,
                     durations=ctx.durations,
+                    merge_base=base,
                 )
         check_limits(the_plan, catalog.limits)
     except PlanError as exc:
@@ -272,7 +276,16 @@ def _run(
         expected=the_plan.expected,
         note=note,
     )
-    shards = [(p.shard.soc, p.shard.matrix, len(p.shard.tests)) for p in the_plan.shards]
+    shards = [
+        (
+            f"{p.shard.soc} (merge base `{p.shard.sha[:7]}`)"
+            if p.shard.merge_base
+            else p.shard.soc,
+            p.shard.matrix,
+            len(p.shard.tests),
+        )
+        for p in the_plan.shards
+    ]
     results = _write_results(gw, pull.number, previous, state, ctx, shards)
     context = catalog.policy.status_context
     running = f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140]
@@ -317,6 +330,26 @@ def _run(
         ),
     )
     return Outcome("dispatched", f"{len(the_plan.shards)} shard(s) at {sha}", the_plan, run, sha)
+
+
+def _merge_base(gw: GitHubGateway, pull: PullRequest) -> str:
+    """The PR head's merge base with its base branch, for ``--compare base`` (read from GitHub's
+    compare API: nothing is checked out here, so no PR code runs where the token is).
+
+    A 404 will not pass by itself (no common history, a base branch that is gone): the
+    command is refused with why. Any other failure is a GatewayError, and the claim is
+    released so that a re-run of the job tries again."""
+    branch = pull.base_ref or gw.default_branch()
+    try:
+        return gw.compare(branch, pull.head_sha).merge_base
+    except GatewayError as exc:
+        if exc.status != 404:
+            raise
+        raise PlanError(
+            f"`--compare base` runs the tests again at this PR's merge base with `{branch}`, "
+            f"and GitHub cannot give one for `{pull.head_sha[:12]}` (404: no common history, or "
+            "the branch is gone). Nothing was started; run the command without `--compare base`."
+        ) from exc
 
 
 def _write_results(

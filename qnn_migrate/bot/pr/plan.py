@@ -6,7 +6,10 @@ pseudo-matrix ``tests``. The plan crosses ``workflow_dispatch`` as the JSON list
 ``[{"shard": <model.Shard>, "runs_on": [labels]}, ...]``.
 
 A command with ``--sim`` plans simulator shards: ``enable_x86_64`` set, ids starting
-``sim-``, and the ``[simulator]`` runner labels, which no phone host carries.
+``sim-``, and the ``[simulator]`` runner labels, which no phone host carries. With
+``--compare base`` the same selections are planned a second time at the PR's merge base:
+simulator shards marked ``merge_base``, with that commit as their ``sha`` and ids starting
+``sim-base-``.
 
 ``device_matrix`` is the other end: the device workflow's plan job checks the list that
 crossed the dispatch against the catalog (every field a shard carries) before any of it
@@ -30,6 +33,7 @@ from qnn_migrate.bot.pr.commands import Command
 
 ADHOC = "tests"  # the pseudo-matrix of test ids named in a comment
 SIM_PREFIX = "sim-"
+BASE_PREFIX = "sim-base-"  # shards of the PR's merge base (`--compare base`)
 SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 # A build folder the shard may name: relative, plain characters, no `..`, never an option.
 BUILD_FOLDER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}$")
@@ -177,10 +181,12 @@ def plan(
     pr: int | None,
     durations: Mapping[str, float] | None = None,
     simulator: bool = False,
+    merge_base: bool = False,
 ) -> Plan:
     """Shards for ``work`` (SoC -> selections), balanced by duration within each matrix.
 
-    ``simulator``: shards for the x86 simulator tier instead of phones. An other-backends
+    ``simulator``: shards for the x86 simulator tier instead of phones. ``merge_base``:
+    shards of the PR's merge base (``sha``), on the simulator tier. An other-backends
     matrix (``modules`` in the catalog) is planned once, on the simulator tier's first SoC
     (its baseline's key), whatever SoCs the command names: no phone runs it."""
     other = {
@@ -190,8 +196,9 @@ def plan(
         if sel.matrix in catalog.matrices and catalog.matrices[sel.matrix].other_backends
     }
     sim = catalog.simulator
+    simulator = simulator or merge_base
     if not other:
-        return _shards(work, catalog, backend, seed, sha, pr, durations, simulator)
+        return _shards(work, catalog, backend, seed, sha, pr, durations, simulator, merge_base)
     if sim is None or not sim.socs or not sim.runner_labels:
         raise PlanError(
             f"{', '.join(other)} runs on the simulator tier only, and this repository has none "
@@ -201,8 +208,12 @@ def plan(
     kept = {soc: sels for soc, sels in kept.items() if sels}
     sim_backend = backend if backend in sim.backends else sim.backends[0]
     on_sim = {sim.socs[0]: list(other.values())}
-    rest = _shards(kept, catalog, backend, seed, sha, pr, durations, simulator) if kept else None
-    sims = _shards(on_sim, catalog, sim_backend, seed, sha, pr, durations, True)
+    rest = (
+        _shards(kept, catalog, backend, seed, sha, pr, durations, simulator, merge_base)
+        if kept
+        else None
+    )
+    sims = _shards(on_sim, catalog, sim_backend, seed, sha, pr, durations, True, merge_base)
     return Plan((rest.shards if rest else ()) + sims.shards)
 
 
@@ -215,6 +226,7 @@ def _shards(
     pr: int | None,
     durations: Mapping[str, float] | None,
     simulator: bool,
+    merge_base: bool = False,
 ) -> Plan:
     """The shards of ``work``, all on phones or all on the simulator tier."""
     per_shard = catalog.limits.tests_per_shard
@@ -225,7 +237,8 @@ def _shards(
         labels = catalog.socs[soc].runner_labels
         prefix = ""
         if simulator and catalog.simulator is not None:
-            labels, prefix = catalog.simulator.runner_labels, SIM_PREFIX
+            labels = catalog.simulator.runner_labels
+            prefix = BASE_PREFIX if merge_base else SIM_PREFIX
         for sel in selections:
             parts = max(1, math.ceil(len(sel.tests) / per_shard))
             chunks = balance.split(sel.tests, parts, durations)
@@ -241,6 +254,7 @@ def _shards(
                     pr=pr,
                     build_folder=catalog.defaults.build_folder,
                     enable_x86_64=simulator,
+                    merge_base=merge_base,
                 )
                 shards.append(PlannedShard(shard, labels))
     return Plan(tuple(shards))
@@ -270,10 +284,12 @@ def plan_command(
     sha: str,
     pr: int | None,
     durations: Mapping[str, float] | None = None,
+    merge_base: str | None = None,
 ) -> Plan:
-    """The same selections on every SoC the command names."""
+    """The same selections on every SoC the command names; with ``merge_base`` (a commit, for
+    ``--compare base``), the same shards again at that commit, after the PR's."""
     work = {soc: list(selections) for soc in command.socs}
-    return plan(
+    at_head = plan(
         work,
         catalog=catalog,
         backend=command.backend,
@@ -283,6 +299,19 @@ def plan_command(
         durations=durations,
         simulator=bool(getattr(command, "simulator", False)),
     )
+    if merge_base is None:
+        return at_head
+    at_base = plan(
+        work,
+        catalog=catalog,
+        backend=command.backend,
+        seed=command.seed,
+        sha=merge_base,
+        pr=pr,
+        durations=durations,
+        merge_base=True,
+    )
+    return Plan(at_head.shards + at_base.shards)
 
 
 def check_limits(p: Plan, limits: Limits) -> None:
@@ -361,12 +390,29 @@ def device_matrix(
     ids = [s.id for s in shards]
     if len(set(ids)) != len(ids):
         problems.append("shard ids must be unique")
+    base_shas = sorted({s.sha for s in shards if s.merge_base})
+    if len(base_shas) > 1:
+        problems.append(
+            f"the merge base's shards are at {len(base_shas)} commits; they share the PR's one"
+        )
     include: list[dict[str, Any]] = []
     for s in shards:
         where = f"shard {s.id[:100]!r}"
         if not SHARD_ID_RE.match(s.id):
             problems.append(f"{where}: ids are lower-case letters, digits, '.', '_' and '-'")
-        if sha is not None and s.sha != sha:
+        if s.merge_base:
+            # `--compare base`: main's code at the PR's merge base, its own commit, run by the
+            # same device job as the PR's shards (no token there either).
+            if pr is None:
+                problems.append(f"{where}: a merge base's shard belongs to a PR's run")
+            if not s.enable_x86_64 or not s.id.startswith(BASE_PREFIX):
+                problems.append(
+                    f"{where}: a merge base's shard runs on the simulator tier, its id starting "
+                    f"with {BASE_PREFIX!r}"
+                )
+        elif s.id.startswith(BASE_PREFIX):
+            problems.append(f"{where}: only the merge base's shards start with {BASE_PREFIX!r}")
+        elif sha is not None and s.sha != sha:
             problems.append(f"{where}: pinned to {s.sha[:12]}, not the run's {sha[:12]}")
         if pr is not None and s.pr != pr:
             problems.append(f"{where}: for PR {s.pr}, not {pr}")

@@ -1,8 +1,9 @@
 """The results comment's "Programs" section: per test IDENTICAL / CHANGED / NEW PROGRAM (pure but ``gather``, which reads the files).
 
 One summary line per SoC and tier ("programs: 91 identical to main's nightly (run at
-abc1234), 0 changed"), a table of the tests that are not identical, and what changed in a
-collapsed section. Every piece of recorded text (operator names, dtypes, shapes) came from
+abc1234), 0 changed", or "... identical to the merge base (abc1234) ..." when the run has
+the merge base's shards of ``--compare base``), a table of the tests that are not
+identical, and what changed in a collapsed section. Every piece of recorded text (operator names, dtypes, shapes) came from
 PR code and is escaped with ``text.escape``; test ids are the planned ones. The section
 folds to fit the budget it is given: the full form, then without the list of identical
 tests, then without what changed, then the first rows of the table.
@@ -10,15 +11,21 @@ tests, then without what changed, then the first rows of the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import Shard, ShardResult
 from qnn_migrate.bot.nightly import program_baseline
-from qnn_migrate.bot.programs import Comparison, ProgramVerdict, TestPrograms, compare_all
+from qnn_migrate.bot.programs import (
+    Comparison,
+    ProgramVerdict,
+    TestPrograms,
+    compare,
+    compare_all,
+)
 from qnn_migrate.bot.text import escape
 
 BUDGET = 16_000  # bytes of the 65,536-byte comment the section may take
@@ -45,6 +52,10 @@ class ProgramGroup:
     baseline_sha: str | None  # None: no program baseline for this SoC and tier
     comparisons: tuple[Comparison, ...]
     stale: str = ""  # stale_note(...) or ""
+    # `--compare base`: compared with the run at the merge base (``baseline_sha``), not the
+    # nightly; ``base_note`` says what that run lacked (shards that did not report, failures).
+    against_base: bool = False
+    base_note: str = ""
 
     @property
     def place(self) -> str:
@@ -54,21 +65,72 @@ class ProgramGroup:
         return sum(c.verdict is verdict for c in self.comparisons)
 
 
-def stale_note(baseline_sha: str, merge_base_sha: str, changed_paths: Sequence[str]) -> str:
+COMPARE_BASE_HINT = (
+    "`/qnn test ... --compare base` runs the same shards at the merge base on the "
+    "simulator and compares with that instead."
+)
+
+
+def stale_note(
+    baseline_sha: str,
+    merge_base_sha: str,
+    changed_paths: Sequence[str],
+    *,
+    capped: bool = False,
+    direction: str = "older",
+) -> str:
     """A note when files that shape programs changed between the baseline and the merge base.
 
-    ``changed_paths``: the files changed from ``baseline_sha`` to ``merge_base_sha`` (the
-    caller reads them from GitHub's compare API). Empty when none of them matters.
+    ``changed_paths``: the files that differ between ``baseline_sha`` and ``merge_base_sha``
+    (the caller reads them from GitHub's compare API, ``pr.staleness``); ``capped``: GitHub
+    cut that list at its 300 files, so what matters may be among the rest. ``direction``:
+    the baseline is ``older`` than the merge base (an ancestor of it), ``newer`` (main moved
+    on from the merge base to it), or ``apart`` (on another line of history). Empty when
+    nothing that matters changed.
     """
     mattering = [p for p in changed_paths if p.startswith(MATTERING)]
-    if not mattering or baseline_sha == merge_base_sha:
+    if (not mattering and not capped) or baseline_sha == merge_base_sha:
         return ""
+    where = "under `backends/qualcomm` or `exir`"
+    if not mattering:
+        return (
+            f"GitHub lists at most 300 changed files, and listed 300 between the nightly "
+            f"baseline (`{baseline_sha[:12]}`) and this PR's merge base "
+            f"(`{merge_base_sha[:12]}`), none {where}; files {where} may be among the rest, "
+            "so a CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
+        )
+    count = f"{len(mattering)} file(s)" + (
+        " (or more: GitHub lists at most 300 changed files)" if capped else ""
+    )
+    if direction == "newer":
+        stands = (
+            f"is newer than this PR's merge base (`{merge_base_sha[:12]}`) by {count} {where}: "
+            "a CHANGED program may come from main's changes since the merge base, which "
+            "this PR does not have, not from this PR."
+        )
+    elif direction == "apart":
+        stands = (
+            f"and this PR's merge base (`{merge_base_sha[:12]}`) are on different lines of "
+            f"history and differ in {count} {where}: a CHANGED program may come from main, "
+            "not from this PR."
+        )
+    else:
+        stands = (
+            f"is older than this PR's merge base (`{merge_base_sha[:12]}`) in {count} {where}: "
+            "a CHANGED program may come from main, not from this PR."
+        )
+    return f"The nightly baseline (`{baseline_sha[:12]}`) {stands} " + COMPARE_BASE_HINT
+
+
+def stale_unknown(baseline_sha: str, why: str) -> str:
+    """The note when GitHub could not say what changed since the baseline.
+
+    ``why`` is the bot's own text; what GitHub said in it was escaped (``pr.staleness``).
+    """
     return (
-        f"The nightly baseline (`{baseline_sha[:12]}`) is older than this PR's merge base "
-        f"(`{merge_base_sha[:12]}`) in {len(mattering)} file(s) under `backends/qualcomm` or "
-        "`exir`: a CHANGED program may come from main, not from this PR. "
-        "`/qnn test ... --compare base` runs the same shards at the merge base on the "
-        "simulator and compares with that instead."
+        f"Whether files under `backends/qualcomm` or `exir` changed between the nightly "
+        f"baseline (`{baseline_sha[:12]}`) and this PR's merge base could not be checked: "
+        f"{why}. A CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
     )
 
 
@@ -87,10 +149,14 @@ def summary_line(group: ProgramGroup) -> str:
         return f"programs on {group.place}: no nightly baseline to compare with; " + ", ".join(
             rest or ["no tests"]
         )
+    against = (
+        f"the merge base (`{group.baseline_sha[:7]}`)"
+        if group.against_base
+        else f"main's nightly (run at `{group.baseline_sha[:7]}`)"
+    )
     line = (
         f"programs on {group.place}: {group.count(ProgramVerdict.IDENTICAL)} identical to "
-        f"main's nightly (run at `{group.baseline_sha[:7]}`), "
-        f"{group.count(ProgramVerdict.CHANGED)} changed"
+        f"{against}, {group.count(ProgramVerdict.CHANGED)} changed"
     )
     return line + "".join(f", {r}" for r in rest)
 
@@ -119,8 +185,9 @@ def _section(groups: Sequence[ProgramGroup], level: int, max_rows: int | None) -
         out.append(f"**{summary_line(g)}**  ")
     out[-1] = out[-1].rstrip()
     for g in groups:
-        if g.stale:
-            out += ["", f"> ⚠️ {g.place}: {g.stale}"]
+        for note in (g.stale, g.base_note):
+            if note:
+                out += ["", f"> ⚠️ {g.place}: {note}"]
     rows = [
         (g, c) for g in groups for c in g.comparisons if c.verdict is not ProgramVerdict.IDENTICAL
     ]
@@ -183,16 +250,25 @@ def render_section(groups: Sequence[ProgramGroup], budget: int = BUDGET) -> str:
 
 
 def gather(
-    planned: Sequence[Shard], results_dir: Path, baseline_dir: Path | None
+    planned: Sequence[Shard],
+    results_dir: Path,
+    baseline_dir: Path | None,
+    *,
+    base: Sequence[Shard] = (),
+    base_results: Sequence[ShardResult] = (),
 ) -> tuple[list[ProgramGroup], list[str]]:
-    """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings."""
+    """Per SoC and tier of ``planned``: each test's programs against that baseline; warnings.
+
+    ``base`` (``--compare base``): the merge base's shards and ``base_results`` their
+    results; a SoC and tier they cover is compared with them instead of the nightly.
+    """
     warnings: list[str] = []
     recorded = any(
         artifacts.programs_files(folder)
         for shard in planned
         if (folder := artifacts.shard_folder(results_dir, shard.id)) is not None
     )
-    if not recorded and not _any_baseline(planned, baseline_dir):
+    if not recorded and not base and not _any_baseline(planned, baseline_dir):
         # No shard ran the recorder and there is nothing to compare with (a lab without
         # it, or results made by hand): the comment says nothing about programs.
         return [], warnings
@@ -202,20 +278,94 @@ def gather(
         key = (shard.soc, shard.enable_x86_64)
         heads.setdefault(key, {}).update(artifacts.shard_programs(results_dir, shard))
         order.setdefault(key, []).extend(shard.tests)
+    at_base: dict[tuple[str, bool], list[Shard]] = {}
+    for shard in base:
+        at_base.setdefault((shard.soc, shard.enable_x86_64), []).append(shard)
     groups = []
     for (soc, simulator), head in heads.items():
-        base = None
+        tests = list(dict.fromkeys(order[(soc, simulator)]))
+        if (soc, simulator) in at_base:
+            shards = at_base[(soc, simulator)]
+            groups.append(
+                _against_base(soc, simulator, head, tests, shards, results_dir, base_results)
+            )
+            continue
+        found = None
         if baseline_dir is not None:
             try:
-                base = program_baseline.load(baseline_dir, soc, simulator)
+                found = program_baseline.load(baseline_dir, soc, simulator)
             except ArtifactError as exc:
                 warnings.append(f"{exc}; programs compared with no baseline")
-        tests = list(dict.fromkeys(order[(soc, simulator)]))
-        comparisons = compare_all(base.tests if base else {}, head, tests)
+        comparisons = compare_all(found.tests if found else {}, head, tests)
         groups.append(
-            ProgramGroup(soc, simulator, base.latest_sha if base else None, tuple(comparisons))
+            ProgramGroup(soc, simulator, found.latest_sha if found else None, tuple(comparisons))
         )
     return groups, warnings
+
+
+def _against_base(
+    soc: str,
+    simulator: bool,
+    head: Mapping[str, TestPrograms],
+    tests: Sequence[str],
+    shards: Sequence[Shard],
+    results_dir: Path,
+    results: Sequence[ShardResult],
+) -> ProgramGroup:
+    """One SoC's and tier's programs against the merge base's run of the same tests.
+
+    A test whose merge-base fingerprint is missing (its shard did not report, or did not
+    record it) is NOT FINGERPRINTED with why, never IDENTICAL; the group's ``base_note``
+    names the shards that did not report and the tests that failed at the merge base.
+    """
+    reported = {r.shard.id: r for r in results}
+    found: dict[str, TestPrograms] = {}
+    missing: list[str] = []
+    failed: list[str] = []
+    for shard in shards:
+        result = reported.get(shard.id)
+        if result is None or result.infra_reason:
+            why = (
+                f"its shard {shard.id} did not report"
+                if result is None
+                else f"its shard {shard.id} did not run ({(result.infra_reason or '')[:120]})"
+            )
+            missing.append(shard.id)
+            found.update({t: TestPrograms(t, problem=why) for t in shard.tests})
+            continue
+        failed += [r.test_id for r in result.results if r.status.is_failure]
+        found.update(artifacts.shard_programs(results_dir, shard))
+    comparisons = []
+    for t in tests:
+        theirs = found.get(t)
+        mine = compare(None, head.get(t), t)
+        if theirs is not None and not theirs.problem:
+            comparisons.append(compare(theirs, head.get(t), t))
+        elif mine.verdict is ProgramVerdict.NEW_PROGRAM:  # the PR's is there; the base's not
+            why = (theirs.problem if theirs else None) or "its run did not include this test"
+            comparisons.append(
+                Comparison(t, ProgramVerdict.NOT_FINGERPRINTED, note=f"at the merge base: {why}")
+            )
+        else:
+            comparisons.append(mine)  # the PR's own: no program, or not fingerprinted
+    sha = shards[0].sha
+    notes = []
+    if missing:
+        notes.append(
+            f"{len(missing)} of {len(shards)} shard(s) of the merge base's run did not report "
+            "or did not run "
+            f"({', '.join(f'`{m}`' for m in missing[:4])}{' …' if len(missing) > 4 else ''}): "
+            "their tests are NOT FINGERPRINTED, not compared"
+        )
+    if failed:
+        notes.append(
+            f"{len(failed)} test(s) did not pass there "
+            f"({', '.join(f'`{f}`' for f in failed[:4])}{' …' if len(failed) > 4 else ''})"
+        )
+    base_note = f"At the merge base (`{sha[:12]}`): " + "; ".join(notes) + "." if notes else ""
+    return ProgramGroup(
+        soc, simulator, sha, tuple(comparisons), against_base=True, base_note=base_note
+    )
 
 
 def _any_baseline(planned: Sequence[Shard], baseline_dir: Path | None) -> bool:

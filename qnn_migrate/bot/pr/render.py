@@ -144,6 +144,8 @@ def _command_text(command: Mapping[str, Any]) -> str:
                 backend=str(command.get("backend", "")),
                 seed=int(command.get("seed", 0)),
                 failed_only=bool(command.get("failed_only")),
+                simulator=bool(command.get("simulator")),
+                compare=str(command.get("compare", "")),
             ).canonical()
         except (KeyError, ValueError, TypeError):
             return "/qnn"

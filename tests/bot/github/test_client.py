@@ -237,3 +237,27 @@ def test_a_reaction_whose_reply_was_lost_still_counts_as_new(
     github_standin.fail_next("POST", r"/reactions$", 502, after=True)
     assert gateway.add_reaction(c.id, "eyes") is True
     assert gateway.add_reaction(c.id, "eyes") is False  # a redelivered event: already handled
+
+
+def test_compare_gives_the_merge_base_and_at_most_300_files(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway
+) -> None:
+    gh = github_standin
+    gh.add_commit("1" * 40, branch="main")
+    gh.add_commit("2" * 40, ["1" * 40], files=[f"exir/f{i}.py" for i in range(299)])
+    gh.add_commit("3" * 40, ["2" * 40], files=["exir/g.py", "exir/h.py"])
+    gh.add_commit(HEAD, ["1" * 40], files=["backends/qualcomm/x.py"])
+    mine = gateway.compare("main", HEAD)
+    assert (mine.status, mine.merge_base, mine.files) == (
+        "ahead",
+        "1" * 40,
+        ("backends/qualcomm/x.py",),
+    )
+    under = gateway.compare("1" * 40, "2" * 40)
+    assert (len(under.files), under.capped) == (299, False)  # the control: all of them
+    over = gateway.compare("1" * 40, "3" * 40)
+    assert (len(over.files), over.capped) == (300, True)  # 301 changed; GitHub lists 300
+    assert gateway.compare("3" * 40, "1" * 40).status == "behind"
+    with pytest.raises(GatewayError) as gone:
+        gateway.compare("d" * 40, HEAD)
+    assert gone.value.status == 404 and f"compare/{'d' * 40}...{HEAD}" in str(gone.value)

@@ -336,6 +336,21 @@ def test_sim_flag(catalog: Catalog) -> None:
     assert "--sim" in help_text(catalog)
 
 
+def test_compare_base(catalog: Catalog) -> None:
+    c = ok(f"/qnn test {CONV} --compare base", catalog)
+    assert (c.compare, c.simulator) == ("base", True)  # the merge base runs on the simulator
+    assert c.canonical().endswith("--seed 1126 --sim --compare base")
+    assert command_from_dict(c.to_dict(), catalog) == c
+    assert ok(f"/qnn test {CONV} --compare=BASE --sim", catalog) == c
+    assert "compare" not in ok(f"/qnn test {CONV}", catalog).to_dict()  # stored state as before
+    assert "did you mean `base`?" in err(f"/qnn test {CONV} --compare bsae", catalog)
+    assert "takes only `base`" in err(f"/qnn test {CONV} --compare main", catalog)
+    assert "write `--compare base`" in err(f"/qnn test {CONV} --compare nightly", catalog)
+    assert "may be given once" in err(f"/qnn test {CONV} --compare base --compare base", catalog)
+    assert "needs a value" in err(f"/qnn test {CONV} --compare", catalog)
+    assert "--compare base" in help_text(catalog)
+
+
 def test_migrate(catalog: Catalog) -> None:
     c = ok("/qnn migrate", catalog)
     assert (c.action, c.target, c.paths) == (Action.MIGRATE, "qnn-passes", ())

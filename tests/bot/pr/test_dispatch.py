@@ -337,3 +337,50 @@ def test_a_failure_after_the_dispatch_keeps_the_claim(
     gh.faults.clear()
     again = redeliver(gh, gateway, ctx, comment.id)
     assert again.action == "duplicate" and len(gh.runs()) == 1  # type: ignore[attr-defined]
+
+
+def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    # No history in the stand-in: GitHub cannot compare main with the head (404), and no
+    # retry would change that: refused, with what to do.
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    assert outcome.action == "refused"  # type: ignore[attr-defined]
+    assert gh.runs() == [] and gh.reactions(cid)["confused"] == [BOT_LOGIN]
+    (reply,) = bot_comments(gh)
+    assert "GitHub cannot give one for `aaaaaaaaaaaa` (404" in reply
+    assert "run the command without `--compare base`" in reply
+    # A 502 past the retries is GitHub's trouble: the claim is released for the job's re-run.
+    gh.fail_next("GET", r"/compare/", 502, count=20)
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    assert gh.runs() == [] and gh.reactions(cid) == {"eyes": []}
+    gh.faults.clear()
+    # With main's history and the PR branched from it, the re-run dispatches both halves.
+    gh.add_commit("1" * 40, branch="main")
+    gh.add_commit(HEAD, ["1" * 40])
+    again = redeliver(gh, gateway, ctx, cid)
+    assert again.action == "dispatched"  # type: ignore[attr-defined]
+    shards = [p.shard for p in Plan.from_json(gh.runs()[0].inputs["shards"]).shards]
+    assert [(s.id[:9], s.sha, s.merge_base) for s in shards] == [
+        ("sim-sm865", HEAD, False),
+        ("sim-sm865", HEAD, False),
+        ("sim-base-", "1" * 40, True),
+        ("sim-base-", "1" * 40, True),
+    ]
+
+
+def test_a_retry_of_compare_base_runs_the_merge_base_again(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    gh.add_commit("1" * 40, branch="main")
+    gh.add_commit(HEAD, ["1" * 40])
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv --compare base")
+    send(gh, gateway, ctx, "/qnn cancel", login="admin")
+    outcome, _ = send(gh, gateway, ctx, "/qnn retry")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    retried = [p.shard for p in Plan.from_json(gh.runs()[-1].inputs["shards"]).shards]
+    assert sum(s.merge_base for s in retried) == 2 and len(retried) == 4
+    results = find_results_comment(gateway.comments(7), BOT_LOGIN)
+    assert results is not None and results[1] is not None
+    assert results[1].command["compare"] == "base"

@@ -206,3 +206,43 @@ def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
         "shard ids must be unique",
     ):
         assert needle in text, needle
+
+
+def _base(**kw: Any) -> Shard:
+    """A merge base's shard (`--compare base`): simulator tier, its own id and commit."""
+    fields: dict[str, Any] = {
+        "id": "sim-base-sm8650-canonicalize_conv-1",
+        "enable_x86_64": True,
+        "merge_base": True,
+        "sha": "b" * 40,
+    }
+    return shard(**(fields | kw))
+
+
+def test_the_merge_base_shards_run_at_their_own_commit_on_the_simulator() -> None:
+    pr_sim = shard(id="sim-sm8650-canonicalize_conv-1", enable_x86_64=True)
+    matrix = plan_mod.device_matrix([pr_sim, _base()], CATALOG, sha=SHA, pr=7)
+    assert [(e["id"], e["label"], e["shard"]["sha"]) for e in matrix["include"]] == [
+        ("sim-sm8650-canonicalize_conv-1", "x86-simulator", SHA),
+        ("sim-base-sm8650-canonicalize_conv-1", "x86-simulator", "b" * 40),
+    ]
+    assert matrix["include"][1]["shard"]["merge_base"] is True
+    assert "merge_base" not in matrix["include"][0]["shard"]  # other shards' JSON as before
+
+
+@pytest.mark.parametrize(
+    ("shards", "words"),
+    [
+        # Control for the test above: an unmarked shard at another commit is refused.
+        ([shard(sha="b" * 40)], "pinned to bbbbbbbbbbbb, not the run's aaaaaaaaaaaa"),
+        ([_base(), _base(id="sim-base-sm8650-canonicalize_conv-2", sha="c" * 40)], "2 commits"),
+        ([_base(enable_x86_64=False, id="base-sm8650-x-1")], "runs on the simulator tier"),
+        ([_base(id="sim-sm8650-canonicalize_conv-9")], "its id starting with 'sim-base-'"),
+        ([shard(id="sim-base-sm8650-x-1", enable_x86_64=True)], "only the merge base's shards"),
+    ],
+)
+def test_merge_base_shards_that_break_the_rules_are_refused(
+    shards: list[Shard], words: str
+) -> None:
+    with pytest.raises(ValueError, match=words):
+        plan_mod.device_matrix(shards, CATALOG, sha=SHA, pr=7)
