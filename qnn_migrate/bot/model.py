@@ -104,6 +104,10 @@ class Shard:
     # the simulator tier; its programs are what the PR's are compared with, and its
     # pass/fail counts for nothing in the PR's report.
     merge_base: bool = False
+    # An other-backends matrix's shard (ExecuTorch's own XNNPACK/portable tests, catalog
+    # ``modules``): its programs have a baseline and a place in the comment of their own,
+    # apart from the QNN simulator's on the same host.
+    other_backends: bool = False
 
     def __post_init__(self) -> None:
         bad = [t for t in self.tests if not TEST_ID_RE.match(t)]
@@ -137,6 +141,7 @@ class Shard:
             "per_test_timeout_s": self.per_test_timeout_s,
             # Only when set, so that every other shard's JSON reads as it did before.
             **({"merge_base": True} if self.merge_base else {}),
+            **({"other_backends": True} if self.other_backends else {}),
         }
 
     @classmethod
@@ -181,6 +186,7 @@ class Shard:
             timeout_s=opt("timeout_s", int) or 3600,
             per_test_timeout_s=opt("per_test_timeout_s", int) or 600,
             merge_base=bool(opt("merge_base", bool) or False),
+            other_backends=bool(opt("other_backends", bool) or False),
         )
 
 

@@ -71,7 +71,7 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
     shard = planned.shard
     assert catalog.simulator is not None
     assert shard.enable_x86_64 and planned.runs_on == catalog.simulator.runner_labels
-    assert shard.soc == catalog.simulator.socs[0]
+    assert shard.soc == catalog.simulator.socs[0] and shard.other_backends
 
     base = run_shard(host, shard, tmp_path / "base")
     got = statuses(base)
@@ -93,6 +93,10 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
     assert program.outputs is None  # this test compares outputs its own way: none recorded
     baselines = tmp_path / "baselines"
     assert program_baseline.record_night(baselines, [shard], tmp_path / "base", host["sha"]) == []
+    # A baseline of its own, apart from the QNN simulator's of the same SoC.
+    assert sorted(p.name for p in (baselines / "programs").iterdir()) == [
+        "other-backends-SM8650-simulator.json"
+    ]
 
     run_shard(host, shard, tmp_path / "again")
     assert verdicts(shard, tmp_path / "again", baselines) == dict.fromkeys(
@@ -130,6 +134,10 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
     )
     assert ran.exit_code == 0, ran.output
     text = body.read_text()
-    assert "2 identical to main's nightly" in text and "1 changed" in text
-    row = f"| SM8650 (x86 simulator) | `{CONV1D}` | 🔶 CHANGED | signature: constant inputs 0"
+    assert "programs on other backends (x86 simulator host): 2 identical to main's nightly" in text
+    assert "1 changed" in text
+    row = (
+        f"| other backends (x86 simulator host) | `{CONV1D}` | 🔶 CHANGED | "
+        "signature: constant inputs 0"
+    )
     assert row in text, text

@@ -50,6 +50,7 @@ DIGEST_BYTES = 4
 _EXIR = "executorch.exir.program._program"
 QNN_CONTEXT_MAGIC = struct.pack("<I", 0x5678ABCD)
 _HEADER = 20
+NO_COMPARE = "no _assert_outputs_equal in the harness: outputs not recorded"
 
 
 def _module(name: str) -> Any:
@@ -194,6 +195,7 @@ class Recorder:
         self.case: Any = None
         self.notes: list[str] = []
         self.hooked = False
+        self.compared: set[int] = set()  # ids of the harness classes whose compare is wrapped
         self.seconds = 0.0
         self.script_module: Any = None
 
@@ -202,6 +204,8 @@ class Recorder:
     def start(self, test_id: str, case: Any) -> None:
         if not self.hooked and _EXIR in sys.modules:
             self._hook()
+        elif self.hooked:
+            self._hook_comparisons()  # a harness module imported since (a test's own)
         self.current, self.case = test_id, case
         self.tests.setdefault(test_id, {"programs": [], "dropped": 0})
 
@@ -313,7 +317,6 @@ class Recorder:
     def _hook(self) -> None:
         EdgeProgramManager = _module("executorch.exir.program._program").EdgeProgramManager
         self.hooked = True
-        script_module = self.script_module
         original = EdgeProgramManager.to_executorch
         recorder = self
 
@@ -324,8 +327,24 @@ class Recorder:
 
         to_executorch.__wrapped__ = original  # type: ignore[attr-defined]
         EdgeProgramManager.to_executorch = to_executorch
-        hooked = 0
-        for cls in _harness_classes(script_module):
+        self._hook_comparisons()
+        if not self.compared:
+            self.notes.append(NO_COMPARE)
+
+    def _hook_comparisons(self) -> None:
+        """Wrap ``_assert_outputs_equal`` of every harness class loaded and not wrapped yet.
+
+        Asked when ExecuTorch is hooked and again as each test starts: the harness module
+        that defines the class (the generic ``Tester`` of the other backends' tests) may be
+        imported after ExecuTorch is, by the test script or by the test itself.
+        """
+        recorder = self
+        for cls in _harness_classes(self.script_module):
+            if id(cls) in self.compared:
+                continue
+            self.compared.add(id(cls))
+            if NO_COMPARE in self.notes:
+                self.notes.remove(NO_COMPARE)
             compare = cls.__dict__["_assert_outputs_equal"]
             if isinstance(compare, staticmethod):  # the generic harness's Tester (XNNPACK...)
 
@@ -340,7 +359,6 @@ class Recorder:
                     return _shipped.__func__(model_output, ref_output, *args, **kw)
 
                 setattr(cls, "_assert_outputs_equal", staticmethod(assert_outputs_static))  # noqa: B010
-                hooked += 1
                 continue
 
             def assert_outputs_equal(
@@ -350,9 +368,6 @@ class Recorder:
                 return _compare(case, model_output, ref_output)
 
             setattr(cls, "_assert_outputs_equal", assert_outputs_equal)  # noqa: B010
-            hooked += 1
-        if not hooked:
-            self.notes.append("no _assert_outputs_equal in the harness: outputs not recorded")
 
     def to_dict(self) -> dict[str, Any]:
         # ``seconds``: time spent fingerprinting, the recorder's own cost in this run.

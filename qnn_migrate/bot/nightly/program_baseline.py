@@ -5,12 +5,17 @@ and tier, simulator and phone apart (a program compiled on the x86 host for the 
 is not the phone's)::
 
     baselines/programs/<SOC>-<tier>.json     tier: "simulator" or "phone"
+    baselines/programs/other-backends-<SOC>-<tier>.json
     {
       "schema": 1, "soc": "SM8650", "tier": "simulator",
       "tests": {"TestQNNFloatingPointOperator.test_qnn_backend_conv1d":
                 {"sha": "<40 hex: the nightly that recorded it>",
                  "programs": [...], "dropped": 0}}
     }
+
+The second kind holds the other-backends matrix (ExecuTorch's own XNNPACK and portable
+tests, ``Shard.other_backends``), run on the simulator hosts but no QNN program: its file
+says ``"suite": "other-backends"``, and the comment gives it a place of its own.
 
 A nightly replaces the entries of the tests it fingerprinted and keeps the others (a test
 not run that night keeps its last fingerprint, with the commit it came from). Entries that
@@ -24,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
@@ -38,12 +43,38 @@ MAX_BYTES = 16 * 1024 * 1024
 MAX_TESTS = 20_000
 
 
+OTHER_BACKENDS = "other-backends"
+
+
 def tier(simulator: bool) -> str:
     return "simulator" if simulator else "phone"
 
 
-def file_name(soc: str, simulator: bool) -> str:
-    return f"{soc}-{tier(simulator)}.json"
+def file_name(soc: str, simulator: bool, other_backends: bool = False) -> str:
+    prefix = f"{OTHER_BACKENDS}-" if other_backends else ""
+    return f"{prefix}{soc}-{tier(simulator)}.json"
+
+
+class Place(NamedTuple):
+    """Whose programs a baseline holds: a SoC, a tier, and QNN's or the other backends'."""
+
+    soc: str
+    simulator: bool
+    other_backends: bool = False
+
+    @classmethod
+    def of(cls, shard: Shard) -> Place:
+        return cls(shard.soc, shard.enable_x86_64, shard.other_backends)
+
+    @property
+    def file_name(self) -> str:
+        return file_name(self.soc, self.simulator, self.other_backends)
+
+    @property
+    def words(self) -> str:
+        """For warnings: "SM8650 simulator", "other-backends SM8650 simulator"."""
+        kind = f"{OTHER_BACKENDS} " if self.other_backends else ""
+        return f"{kind}{self.soc} {tier(self.simulator)}"
 
 
 @dataclass(frozen=True)
@@ -54,6 +85,7 @@ class ProgramBaseline:
     simulator: bool
     tests: Mapping[str, TestPrograms] = field(default_factory=dict)
     shas: Mapping[str, str] = field(default_factory=dict)
+    other_backends: bool = False
 
     @property
     def latest_sha(self) -> str | None:
@@ -79,6 +111,7 @@ class ProgramBaseline:
             self.simulator,
             {**self.tests, **usable},
             {**self.shas, **dict.fromkeys(usable, sha)},
+            self.other_backends,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +119,7 @@ class ProgramBaseline:
             "schema": SCHEMA,
             "soc": self.soc,
             "tier": tier(self.simulator),
+            **({"suite": OTHER_BACKENDS} if self.other_backends else {}),
             "tests": {
                 t: {"sha": self.shas[t], **entry_to_dict(p)} for t, p in sorted(self.tests.items())
             },
@@ -96,8 +130,10 @@ def parse(data: str | bytes, where: str) -> ProgramBaseline:
     """A program baseline file; ArtifactError naming ``where`` if it is not as documented."""
     doc = artifacts.parse_json(data, where)
     try:
-        if not isinstance(doc, dict) or set(doc) != {"schema", "soc", "tier", "tests"}:
-            raise ModelError("expected exactly the fields schema, soc, tier, tests")
+        if not isinstance(doc, dict) or set(doc) - {"suite"} != {"schema", "soc", "tier", "tests"}:
+            raise ModelError("expected exactly the fields schema, soc, tier, tests (and suite)")
+        if doc.get("suite", OTHER_BACKENDS) != OTHER_BACKENDS:
+            raise ModelError(f"suite must be {OTHER_BACKENDS!r} when given")
         if doc["schema"] != SCHEMA:
             raise ModelError(f"schema {str(doc['schema'])[:20]!r}, not {SCHEMA}")
         soc, kind, tests = doc["soc"], doc["tier"], doc["tests"]
@@ -120,12 +156,12 @@ def parse(data: str | bytes, where: str) -> ProgramBaseline:
             shas[test_id] = sha
     except ModelError as exc:
         raise ArtifactError(f"{where}: {exc}") from exc
-    return ProgramBaseline(soc, kind == "simulator", parsed, shas)
+    return ProgramBaseline(soc, kind == "simulator", parsed, shas, "suite" in doc)
 
 
-def load(directory: Path, soc: str, simulator: bool) -> ProgramBaseline | None:
-    """``<directory>/programs/<SOC>-<tier>.json``, or None if there is none yet."""
-    path = directory / DIRECTORY / file_name(soc, simulator)
+def load(directory: Path, place: Place) -> ProgramBaseline | None:
+    """``<directory>/programs/<place's file>``, or None if there is none yet."""
+    path = directory / DIRECTORY / place.file_name
     if not path.is_file() or path.is_symlink():
         return None
     return parse(artifacts.read_bytes(path, "a program baseline", MAX_BYTES), str(path))
@@ -137,22 +173,24 @@ def dumps(baseline: ProgramBaseline) -> str:
 
 
 def save(directory: Path, baseline: ProgramBaseline) -> Path:
-    path = directory / DIRECTORY / file_name(baseline.soc, baseline.simulator)
+    path = (
+        directory / DIRECTORY / file_name(baseline.soc, baseline.simulator, baseline.other_backends)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(baseline))
     return path
 
 
-Recorded = Mapping[tuple[str, bool], Mapping[str, TestPrograms]]
+Recorded = Mapping[Place, Mapping[str, TestPrograms]]
 
 
 def tonight(planned: Sequence[Shard], results_dir: Path) -> tuple[Recorded, list[str]]:
-    """Per (SoC, simulator?), the fingerprints tonight's shards recorded; warnings."""
+    """Per place (SoC, tier, suite), the fingerprints tonight's shards recorded; warnings."""
     warnings: list[str] = []
-    recorded: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
+    recorded: dict[Place, dict[str, TestPrograms]] = {}
     for shard in planned:
         got = artifacts.shard_programs(results_dir, shard)
-        recorded.setdefault((shard.soc, shard.enable_x86_64), {}).update(got)
+        recorded.setdefault(Place.of(shard), {}).update(got)
         skipped = [t for t, p in got.items() if p.problem]
         if skipped:
             warnings.append(
@@ -172,17 +210,16 @@ def record_files(
     """
     files: dict[str, str] = {}
     warnings: list[str] = []
-    for (soc, simulator), tests in recorded.items():
-        name = file_name(soc, simulator)
+    for place, tests in recorded.items():
+        name = place.file_name
         base = None
         if name in current:
             try:
                 base = parse(current[name], f"{where}/{name}")
             except ArtifactError as exc:
-                warnings.append(
-                    f"{exc}; starting the {soc} {tier(simulator)} program baseline again"
-                )
-        after = (base or ProgramBaseline(soc, simulator)).updated(sha, tests)
+                warnings.append(f"{exc}; starting the {place.words} program baseline again")
+        start = ProgramBaseline(place.soc, place.simulator, other_backends=place.other_backends)
+        after = (base or start).updated(sha, tests)
         if not after.tests:
             continue  # nothing fingerprinted on this SoC and tier, ever: no file
         text = dumps(after)
@@ -198,15 +235,13 @@ def record_night(
     recorded, warnings = tonight(planned, results_dir)
     folder = baselines_dir / DIRECTORY
     current: dict[str, bytes] = {}
-    for soc, simulator in recorded:
-        path = folder / file_name(soc, simulator)
+    for place in recorded:
+        path = folder / place.file_name
         if path.is_file() and not path.is_symlink():
             try:
                 current[path.name] = artifacts.read_bytes(path, "a program baseline", MAX_BYTES)
             except ArtifactError as exc:
-                warnings.append(
-                    f"{exc}; starting the {soc} {tier(simulator)} program baseline again"
-                )
+                warnings.append(f"{exc}; starting the {place.words} program baseline again")
     files, more = record_files(current, recorded, sha, str(folder))
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

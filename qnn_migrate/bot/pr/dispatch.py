@@ -244,7 +244,8 @@ def _run(
                     return talk.refuse("refused", render.NOT_REPORTED.format(sha=prior.sha))
                 if not prior.failed:
                     return talk.refuse("refused", render.NOTHING_FAILED.format(sha=prior.sha))
-                the_plan = _plan_failed(prior, ctx, ran, sha, pull.number)
+                base = _merge_base(gw, pull) if ran.compare else None
+                the_plan = _plan_failed(prior, ctx, ran, sha, pull.number, base)
                 note = f"retry of {len(prior.failed)} failed test run(s)"
                 if prior.failed_total > len(prior.failed):
                     note += f" (the first {len(prior.failed)} of {prior.failed_total})"
@@ -370,8 +371,11 @@ def _write_results(
     return IssueComment(comment.id, comment.author, body, comment.html_url)
 
 
-def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: int) -> Plan:
-    """Shards for exactly the failed (SoC, matrix, test) runs of the last report."""
+def _plan_failed(
+    prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: int, merge_base: str | None
+) -> Plan:
+    """Shards for exactly the failed (SoC, matrix, test) runs of the last report, on the
+    tier the command ran on; for ``--compare base``, again at the (new) ``merge_base``."""
     catalog = ctx.catalog
     work: dict[str, list[Selection]] = {}
     grouped: dict[tuple[str, str], list[str]] = {}
@@ -385,7 +389,7 @@ def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: i
         work.setdefault(soc, []).append(Selection(matrix, tuple(dict.fromkeys(tests))))
     if not work:
         raise PlanError("none of the failed tests can run any more (SoCs or ids left the catalog)")
-    return plan(
+    at_head = plan(
         work,
         catalog=catalog,
         backend=ran.backend,
@@ -393,7 +397,21 @@ def _plan_failed(prior: RunState, ctx: BotContext, ran: Command, sha: str, pr: i
         sha=sha,
         pr=pr,
         durations=ctx.durations,
+        simulator=ran.simulator,
     )
+    if merge_base is None:
+        return at_head
+    at_base = plan(
+        work,
+        catalog=catalog,
+        backend=ran.backend,
+        seed=ran.seed,
+        sha=merge_base,
+        pr=pr,
+        durations=ctx.durations,
+        merge_base=True,
+    )
+    return Plan(at_head.shards + at_base.shards)
 
 
 def _cancel(

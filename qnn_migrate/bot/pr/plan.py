@@ -255,6 +255,8 @@ def _shards(
                     build_folder=catalog.defaults.build_folder,
                     enable_x86_64=simulator,
                     merge_base=merge_base,
+                    other_backends=sel.matrix in catalog.matrices
+                    and catalog.matrices[sel.matrix].other_backends,
                 )
                 shards.append(PlannedShard(shard, labels))
     return Plan(tuple(shards))
@@ -429,6 +431,12 @@ def device_matrix(
         found = catalog.matrices.get(s.matrix)
         if found is not None and found.other_backends and not s.enable_x86_64:
             problems.append(f"{where}: matrix {s.matrix} runs on the simulator tier only")
+        if s.other_backends != bool(found is not None and found.other_backends):
+            problems.append(
+                f"{where}: other_backends is {str(s.other_backends).lower()}, but matrix "
+                f"{s.matrix[:64]} is {'' if found is not None and found.other_backends else 'not '}"
+                "an other-backends matrix"
+            )
         if len(s.tests) > limits.max_test_runs:
             problems.append(f"{where}: {len(s.tests)} tests, over {limits.max_test_runs}")
         if not 0 <= s.seed <= limits.max_seed:

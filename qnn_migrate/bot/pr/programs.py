@@ -19,6 +19,7 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.model import Shard, ShardResult
 from qnn_migrate.bot.nightly import program_baseline
+from qnn_migrate.bot.nightly.program_baseline import Place
 from qnn_migrate.bot.programs import (
     Comparison,
     ProgramVerdict,
@@ -56,9 +57,14 @@ class ProgramGroup:
     # nightly; ``base_note`` says what that run lacked (shards that did not report, failures).
     against_base: bool = False
     base_note: str = ""
+    # ExecuTorch's own XNNPACK/portable tests (Shard.other_backends): their own baseline and
+    # their own rows, never counted with the QNN programs of the same host.
+    other_backends: bool = False
 
     @property
     def place(self) -> str:
+        if self.other_backends:
+            return "other backends (x86 simulator host)"
         return f"{self.soc} (x86 simulator)" if self.simulator else self.soc
 
     def count(self, verdict: ProgramVerdict) -> int:
@@ -272,40 +278,43 @@ def gather(
         # No shard ran the recorder and there is nothing to compare with (a lab without
         # it, or results made by hand): the comment says nothing about programs.
         return [], warnings
-    heads: dict[tuple[str, bool], dict[str, TestPrograms]] = {}
-    order: dict[tuple[str, bool], list[str]] = {}
+    heads: dict[Place, dict[str, TestPrograms]] = {}
+    order: dict[Place, list[str]] = {}
     for shard in planned:
-        key = (shard.soc, shard.enable_x86_64)
+        key = Place.of(shard)
         heads.setdefault(key, {}).update(artifacts.shard_programs(results_dir, shard))
         order.setdefault(key, []).extend(shard.tests)
-    at_base: dict[tuple[str, bool], list[Shard]] = {}
+    at_base: dict[Place, list[Shard]] = {}
     for shard in base:
-        at_base.setdefault((shard.soc, shard.enable_x86_64), []).append(shard)
+        at_base.setdefault(Place.of(shard), []).append(shard)
     groups = []
-    for (soc, simulator), head in heads.items():
-        tests = list(dict.fromkeys(order[(soc, simulator)]))
-        if (soc, simulator) in at_base:
-            shards = at_base[(soc, simulator)]
-            groups.append(
-                _against_base(soc, simulator, head, tests, shards, results_dir, base_results)
-            )
+    for place, head in heads.items():
+        tests = list(dict.fromkeys(order[place]))
+        if place in at_base:
+            shards = at_base[place]
+            groups.append(_against_base(place, head, tests, shards, results_dir, base_results))
             continue
         found = None
         if baseline_dir is not None:
             try:
-                found = program_baseline.load(baseline_dir, soc, simulator)
+                found = program_baseline.load(baseline_dir, place)
             except ArtifactError as exc:
                 warnings.append(f"{exc}; programs compared with no baseline")
         comparisons = compare_all(found.tests if found else {}, head, tests)
         groups.append(
-            ProgramGroup(soc, simulator, found.latest_sha if found else None, tuple(comparisons))
+            ProgramGroup(
+                place.soc,
+                place.simulator,
+                found.latest_sha if found else None,
+                tuple(comparisons),
+                other_backends=place.other_backends,
+            )
         )
     return groups, warnings
 
 
 def _against_base(
-    soc: str,
-    simulator: bool,
+    place: Place,
     head: Mapping[str, TestPrograms],
     tests: Sequence[str],
     shards: Sequence[Shard],
@@ -364,7 +373,13 @@ def _against_base(
         )
     base_note = f"At the merge base (`{sha[:12]}`): " + "; ".join(notes) + "." if notes else ""
     return ProgramGroup(
-        soc, simulator, sha, tuple(comparisons), against_base=True, base_note=base_note
+        place.soc,
+        place.simulator,
+        sha,
+        tuple(comparisons),
+        against_base=True,
+        base_note=base_note,
+        other_backends=place.other_backends,
     )
 
 
@@ -372,6 +387,4 @@ def _any_baseline(planned: Sequence[Shard], baseline_dir: Path | None) -> bool:
     if baseline_dir is None:
         return False
     folder = baseline_dir / program_baseline.DIRECTORY
-    return any(
-        (folder / program_baseline.file_name(s.soc, s.enable_x86_64)).is_file() for s in planned
-    )
+    return any((folder / Place.of(s).file_name).is_file() for s in planned)

@@ -90,3 +90,42 @@ def test_a_fingerprint_that_cannot_be_taken_is_recorded_as_an_error(tmp_path: Pa
     got = compare(test, test, T)
     assert got.verdict is ProgramVerdict.NOT_FINGERPRINTED
     assert "RuntimeError: no program here" in got.note
+
+
+def test_a_harness_class_loaded_after_executorch_is_hooked_when_its_test_starts(
+    tmp_path: Path,
+) -> None:
+    """The generic harness's Tester (other backends' tests) may be imported after ExecuTorch
+    is: its compare is wrapped as the next test starts, not only when ExecuTorch is hooked."""
+    import types
+
+    import torch
+    from executorch.exir.program._program import EdgeProgramManager
+
+    script = types.ModuleType("test_script_double")
+    seen: list[object] = []
+
+    class LateTester:
+        @staticmethod
+        def _assert_outputs_equal(model_output: object, ref_output: object) -> None:
+            seen.append(model_output)
+
+    recorder = program_recorder.Recorder(str(tmp_path / "programs.json"))
+    shipped = EdgeProgramManager.to_executorch
+    try:
+        recorder.install(script)  # ExecuTorch is imported: hooked now, no harness class yet
+        assert recorder.hooked and program_recorder.NO_COMPARE in recorder.notes
+        script.LateTester = LateTester  # type: ignore[attr-defined]
+        # Control: not wrapped until a test starts.
+        assert "assert_outputs_static" not in repr(
+            LateTester.__dict__["_assert_outputs_equal"].__func__
+        )
+        recorder.start(T, None)
+        recorder._add({"methods": []})  # a program of this test, so outputs attach to it
+        LateTester._assert_outputs_equal([torch.ones(2)], [torch.ones(2)])
+        recorder.stop()
+    finally:
+        EdgeProgramManager.to_executorch = shipped  # type: ignore[method-assign]
+    assert len(seen) == 1  # the shipped compare still ran
+    assert "outputs" in recorder.tests[T]["programs"][0]
+    assert program_recorder.NO_COMPARE not in recorder.notes

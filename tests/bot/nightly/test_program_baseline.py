@@ -35,9 +35,11 @@ def test_a_night_replaces_what_it_fingerprinted_and_keeps_the_rest(tmp_path: Pat
     assert second.tests[B] == first.tests[B]
     path = program_baseline.save(tmp_path, second)
     assert path == tmp_path / "programs" / "SM8650-simulator.json"
-    loaded = program_baseline.load(tmp_path, "SM8650", True)
+    loaded = program_baseline.load(tmp_path, program_baseline.Place("SM8650", True))
     assert loaded == second
-    assert program_baseline.load(tmp_path, "SM8650", False) is None  # the phone tier apart
+    assert (
+        program_baseline.load(tmp_path, program_baseline.Place("SM8650", False)) is None
+    )  # the phone tier apart
     with pytest.raises(ModelError):
         first.updated("abc", {})
 
@@ -64,5 +66,5 @@ def test_record_night_from_shard_artifacts(tmp_path: Path) -> None:
     (folder / "programs.json").write_text(json.dumps(programs_file({A: [program_doc()]})))
     warnings = program_baseline.record_night(tmp_path / "b", [shard], tmp_path / "results", NIGHT1)
     assert len(warnings) == 1 and "1 test(s) not fingerprinted" in warnings[0]
-    stored = program_baseline.load(tmp_path / "b", "SM8650", True)
+    stored = program_baseline.load(tmp_path / "b", program_baseline.Place("SM8650", True))
     assert stored is not None and set(stored.tests) == {A} and stored.latest_sha == NIGHT1

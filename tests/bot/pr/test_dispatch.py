@@ -384,3 +384,36 @@ def test_a_retry_of_compare_base_runs_the_merge_base_again(
     results = find_results_comment(gateway.comments(7), BOT_LOGIN)
     assert results is not None and results[1] is not None
     assert results[1].command["compare"] == "base"
+
+
+@pytest.mark.parametrize("flags", ["", "--sim", "--compare base"])
+def test_retry_failed_stays_on_the_tier_the_command_ran_on(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext, flags: str
+) -> None:
+    """`/qnn retry failed` of a `--sim` (or `--compare base`) run went to phones: the failed
+    tests' shards dropped the simulator tier, and a compare lost its merge base's shards."""
+    from qnn_migrate.bot.pr import dispatch
+    from qnn_migrate.bot.pr.commands import parse
+    from qnn_migrate.bot.pr.state import RunState
+
+    command = parse(f"/qnn test canonicalize_conv {flags}", ctx.catalog)
+    assert command is not None
+    prior = RunState(
+        phase=Phase.REPORTED,
+        pr=7,
+        sha=HEAD,
+        command=command.to_dict(),
+        requested_by="maint",
+        comment_id=1,
+        failed=(
+            ("SM8650", "canonicalize_conv", "TestQNNQuantizedOperator.test_qnn_backend_conv1d"),
+        ),
+        failed_total=1,
+    )
+    base = "1" * 40 if "compare" in flags else None
+    shards = [p.shard for p in dispatch._plan_failed(prior, ctx, command, HEAD, 7, base).shards]
+    at_head = [s for s in shards if not s.merge_base]
+    assert [s.tests for s in at_head] == [("TestQNNQuantizedOperator.test_qnn_backend_conv1d",)]
+    assert at_head[0].enable_x86_64 is bool(flags)  # the control: no flag, phones
+    at_base = [s for s in shards if s.merge_base]
+    assert [(s.sha, s.tests) for s in at_base] == ([(base, at_head[0].tests)] if base else [])

@@ -76,11 +76,20 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
         ({"soc": "SM8350", "id": "sm8350-x-1"}, None),
         # Other backends: their own tests only, on the simulator tier only.
         (
-            {"matrix": "other_backends", "id": "sim-sm8650-o-1", "enable_x86_64": True},
+            {
+                "matrix": "other_backends",
+                "id": "sim-sm8650-o-1",
+                "enable_x86_64": True,
+                "other_backends": True,
+            },
             "not in the registry",
         ),
         (
-            {"matrix": "other_backends", "tests": ("TestAbs.test_fp32_abs",)},
+            {
+                "matrix": "other_backends",
+                "tests": ("TestAbs.test_fp32_abs",),
+                "other_backends": True,
+            },
             "runs on the simulator tier only",
         ),
         (
@@ -89,6 +98,17 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
                 "tests": ("TestAbs.test_fp32_abs",),
                 "id": "sim-sm8650-o-1",
                 "enable_x86_64": True,
+            },
+            "is an other-backends matrix",
+        ),
+        ({"other_backends": True}, "is not an other-backends matrix"),
+        (
+            {
+                "matrix": "other_backends",
+                "tests": ("TestAbs.test_fp32_abs",),
+                "id": "sim-sm8650-o-1",
+                "enable_x86_64": True,
+                "other_backends": True,
             },
             None,
         ),

@@ -114,7 +114,7 @@ def test_the_programs_section_golden(catalog: Catalog, tmp_path: Path) -> None:
         in body
     )
     # Control: with the baseline's own programs, every test of a shard is IDENTICAL.
-    same = program_baseline.load(tmp_path / "baselines", "SM8650", False)
+    same = program_baseline.load(tmp_path / "baselines", program_baseline.Place("SM8650", False))
     assert same is not None
     checks = [Comparison(t, ProgramVerdict.IDENTICAL) for t in same.tests]
     group = ProgramGroup("SM8650", False, NIGHTLY, tuple(checks))
@@ -222,3 +222,80 @@ def test_docs_show_the_programs_section_of_the_golden_comment() -> None:
         DOCS.write_text(head + block + tail, encoding="utf-8")
         docs = DOCS.read_text(encoding="utf-8")
     assert docs == head + block + tail, f"{DOCS}: the sample differs from the golden's section"
+
+
+def test_other_backends_programs_have_their_own_place_and_baseline(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """The other-backends matrix runs on the simulator hosts: its programs were counted in the
+    QNN simulator's summary line, rows and baseline file ("SM8650 (x86 simulator)")."""
+    qnn_test = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
+    xnn_test = "TestConv1d.test_fp32_conv1d"
+    qnn = (
+        plan(
+            {"SM8650": [Selection("canonicalize_conv", (qnn_test,))]},
+            catalog=catalog,
+            backend="htp",
+            seed=1126,
+            sha=SHA,
+            pr=7,
+            simulator=True,
+        )
+        .shards[0]
+        .shard
+    )
+    other = (
+        plan(
+            {"SM8650": [Selection("other_backends", (xnn_test,))]},
+            catalog=catalog,
+            backend="htp",
+            seed=1126,
+            sha=SHA,
+            pr=7,
+        )
+        .shards[0]
+        .shard
+    )
+    assert (qnn.soc, qnn.enable_x86_64) == (other.soc, other.enable_x86_64)
+    assert other.other_backends and not qnn.other_backends
+    assert Shard.from_dict(other.to_dict()) == other and "other_backends" not in qnn.to_dict()
+    results = tmp_path / "results"
+    for shard, test in ((qnn, qnn_test), (other, xnn_test)):
+        folder = results / f"qnn-result-{shard.id}" / "attempt-1"
+        folder.mkdir(parents=True)
+        doc = programs_file({test: [program_doc(payloads=(PAYLOAD,))]})
+        (folder / "programs.json").write_text(json.dumps(doc))
+    baselines = tmp_path / "baselines"
+    assert program_baseline.record_night(baselines, [qnn, other], results, NIGHTLY) == []
+    assert sorted(p.name for p in (baselines / "programs").iterdir()) == [
+        "SM8650-simulator.json",
+        "other-backends-SM8650-simulator.json",
+    ]
+    stored = program_baseline.load(baselines, program_baseline.Place("SM8650", True, True))
+    assert stored is not None and set(stored.tests) == {xnn_test} and stored.other_backends
+    groups, warnings = gather([qnn, other], results, baselines)
+    assert warnings == []
+    assert [(g.place, [c.test_id for c in g.comparisons]) for g in groups] == [
+        ("SM8650 (x86 simulator)", [qnn_test]),
+        ("other backends (x86 simulator host)", [xnn_test]),
+    ]
+    assert all(c.verdict is ProgramVerdict.IDENTICAL for g in groups for c in g.comparisons)
+    # Control: a shard not marked as the other backends' falls in with the QNN simulator's.
+    unmarked = replace(other, other_backends=False)
+    (groups,) = [gather([qnn, unmarked], results, baselines)[0]]
+    assert [g.place for g in groups] == ["SM8650 (x86 simulator)"]
+
+
+def test_a_baseline_file_with_a_suite_other_than_other_backends_is_refused() -> None:
+    import pytest
+
+    from qnn_migrate.bot.artifacts import ArtifactError
+
+    base = program_baseline.ProgramBaseline("SM8650", True, other_backends=True)
+    text = program_baseline.dumps(base)
+    assert '"suite":"other-backends"' in text
+    assert program_baseline.parse(text, "x").other_backends
+    plain = text.replace('"suite":"other-backends",', "")
+    assert not program_baseline.parse(plain, "x").other_backends  # the control: QNN's
+    with pytest.raises(ArtifactError, match="suite must be"):
+        program_baseline.parse(text.replace('"other-backends"', '"qnn"'), "x")
