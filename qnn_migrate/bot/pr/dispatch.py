@@ -53,7 +53,7 @@ from qnn_migrate.bot.pr.plan import (
     PlanError,
     Selection,
     check_limits,
-    plan,
+    plan_at_head_and_base,
     plan_command,
     select,
 )
@@ -389,29 +389,9 @@ def _plan_failed(
         work.setdefault(soc, []).append(Selection(matrix, tuple(dict.fromkeys(tests))))
     if not work:
         raise PlanError("none of the failed tests can run any more (SoCs or ids left the catalog)")
-    at_head = plan(
-        work,
-        catalog=catalog,
-        backend=ran.backend,
-        seed=ran.seed,
-        sha=sha,
-        pr=pr,
-        durations=ctx.durations,
-        simulator=ran.simulator,
+    return plan_at_head_and_base(
+        work, ran, catalog=catalog, sha=sha, pr=pr, durations=ctx.durations, merge_base=merge_base
     )
-    if merge_base is None:
-        return at_head
-    at_base = plan(
-        work,
-        catalog=catalog,
-        backend=ran.backend,
-        seed=ran.seed,
-        sha=merge_base,
-        pr=pr,
-        durations=ctx.durations,
-        merge_base=True,
-    )
-    return Plan(at_head.shards + at_base.shards)
 
 
 def _cancel(

@@ -291,6 +291,23 @@ def plan_command(
     """The same selections on every SoC the command names; with ``merge_base`` (a commit, for
     ``--compare base``), the same shards again at that commit, after the PR's."""
     work = {soc: list(selections) for soc in command.socs}
+    return plan_at_head_and_base(
+        work, command, catalog=catalog, sha=sha, pr=pr, durations=durations, merge_base=merge_base
+    )
+
+
+def plan_at_head_and_base(
+    work: Mapping[str, Sequence[Selection]],
+    command: Command,
+    *,
+    catalog: Catalog,
+    sha: str,
+    pr: int | None,
+    durations: Mapping[str, float] | None,
+    merge_base: str | None,
+) -> Plan:
+    """``work`` at the PR's ``sha`` on the command's tier, then (``merge_base``: a commit)
+    the same work at the merge base, on the simulator tier."""
     at_head = plan(
         work,
         catalog=catalog,
