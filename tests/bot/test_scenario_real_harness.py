@@ -40,7 +40,8 @@ from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
 
-from .real_harness.support import make_host, sdk_or_fail, statuses, toml_of
+from .real_harness import support
+from .real_harness.support import make_host, sdk_or_fail, statuses
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 
@@ -69,48 +70,35 @@ def host(sdk: QnnSdk, tmp_path_factory: pytest.TempPathFactory) -> dict[str, obj
     return {**host, "good": Path(host["config"]["qnn_executor_runner"]), "bad": bad}
 
 
-def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: object) -> Path:
-    root = Path(str(host["root"]))
-    config = dict(host["config"])  # type: ignore[call-overload]
-    env_extra = dict(extra.pop("env", {}))  # type: ignore[call-overload]
-    config.update(extra)
-    config["env"] = {**config["env"], **env_extra}
-    (root / f"{name}.toml").write_text(toml_of(config))
-    shard = {
-        "id": f"sim-sm8650-{name}-1",
-        "matrix": "tests",
-        "soc": "SM8650",
-        "backend": "htp",
-        "seed": 1126,
-        "tests": tests,
-        "sha": host["sha"],
-        "pr": 7,
-        "enable_x86_64": True,
-        "timeout_s": 1500,
-        "per_test_timeout_s": 600,
-    }
-    (root / f"{name}.json").write_text(json.dumps(shard))
-    out = root / "results" / f"qnn-result-sim-sm8650-{name}-1"
-    ran = CliRunner().invoke(
-        bot,
-        [
-            "run-shard",
-            "--shard",
-            str(root / f"{name}.json"),
-            "--host-config",
-            str(root / f"{name}.toml"),
-            "--out",
-            str(out),
-        ],
-        env={"QNN_SDK_ROOT": ""},
-        catch_exceptions=False,
+def shard_named(host: dict[str, object], name: str, tests: list[str]) -> Shard:
+    return Shard(
+        id=f"sim-sm8650-{name}-1",
+        matrix="tests",
+        soc="SM8650",
+        backend="htp",
+        seed=1126,
+        tests=tuple(tests),
+        sha=str(host["sha"]),
+        pr=7,
+        enable_x86_64=True,
+        timeout_s=1500,
+        per_test_timeout_s=600,
     )
-    assert ran.exit_code in (0, 1), ran.output
-    return out
+
+
+def run_shard(host: dict[str, object], name: str, tests: list[str], **extra: object) -> Path:
+    """`bot run-shard` of the shard ``name`` (real_harness/support.py's; ``env`` and host-config
+    keys in ``extra``) into the host's ``results`` folder."""
+    env = dict(extra.pop("env", {}))  # type: ignore[call-overload]
+    root = Path(str(host["root"]))
+    shard = shard_named(host, name, tests)
+    return support.run_shard(host, shard, root / "results", env, **extra)
 
 
 def shard_of(host: dict[str, object], name: str) -> Shard:
-    return Shard.from_dict(json.loads((Path(str(host["root"])) / f"{name}.json").read_text()))
+    """The shard ``run_shard`` ran as ``name`` (as written for `bot run-shard`)."""
+    path = Path(str(host["root"])) / f"sim-sm8650-{name}-1.json"
+    return Shard.from_dict(json.loads(path.read_text()))
 
 
 def delegate_hashes(test: TestPrograms) -> list[str]:
@@ -208,7 +196,7 @@ def test_the_real_harness_through_run_shard_and_the_offline_report(host: dict[st
     assert "SIGKILL" in got[CONV2D][1]
 
     root = Path(str(host["root"]))
-    planned = [json.loads((root / f"{n}.json").read_text()) for n in ("pass", "broken")]
+    planned = [shard_of(host, n).to_dict() for n in ("pass", "broken")]
     (root / "planned.json").write_text(json.dumps(planned))
     body = root / "comment.md"
     ran = CliRunner().invoke(

@@ -34,7 +34,11 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from qnn_migrate.bot.lab.junit_wrapper import DIED_EXCEPTION
+from qnn_migrate.bot.lab.junit_wrapper import (
+    DIED_EXCEPTION,
+    PerTestTimeout,
+    SetupEnvironmentError,
+)
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 
 MAX_XML_BYTES = 32 * 1024 * 1024
@@ -43,10 +47,10 @@ MAX_MESSAGE_CHARS = 600
 
 # The wrapper's per-test budget raises this; a test that hangs is a timeout, and a
 # timeout is infrastructure until proven otherwise (the retry on another phone decides).
-TIMEOUT_EXCEPTION = "PerTestTimeout"
+TIMEOUT_EXCEPTION = PerTestTimeout.__name__
 # The wrapper raises this when the script rejects our command line: a runner/checkout
 # mismatch (say, an ExecuTorch without --seed), not something the change under test did.
-SETUP_EXCEPTION = "SetupEnvironmentError"
+SETUP_EXCEPTION = SetupEnvironmentError.__name__
 INFRA_EXCEPTIONS = frozenset({TIMEOUT_EXCEPTION, SETUP_EXCEPTION})
 
 INFRA_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
