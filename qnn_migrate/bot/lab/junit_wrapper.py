@@ -81,6 +81,9 @@ REFIRE_S = 0.5
 HARD_GRACE_S = (0.8, 10.0)  # at least, at most
 HARD_GRACE_SHARE = 0.02  # of the budget
 DIED_EXCEPTION = "TestProcessDied"
+# What a test's child may send back (its outcome and the recorder's fingerprints, whose file
+# is capped at 4 MiB): more is not read into memory, and reads as no report at all.
+MAX_CHILD_MESSAGE_BYTES = 64 * 1024 * 1024
 _ExcInfo = tuple[type[BaseException], BaseException, types.TracebackType | None]
 _FIXTURE_RE = re.compile(r"^(?P<name>\w+) \((?P<qual>[\w.]+)\)")
 # Characters XML 1.0 cannot carry at all (ANSI colour codes in an exception message are
@@ -365,6 +368,7 @@ def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, 
     """What the child wrote to ``fd`` until it ended; its wait status (None if it had to be
     killed) and whether it was killed for overrunning ``deadline`` (a monotonic time)."""
     chunks: list[bytes] = []
+    size = 0
     status: int | None = None
     killed = False
     try:
@@ -374,7 +378,11 @@ def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, 
             if ready:
                 data = os.read(fd, 1 << 16)
                 if data:
-                    chunks.append(data)
+                    size += len(data)
+                    if size <= MAX_CHILD_MESSAGE_BYTES:
+                        chunks.append(data)
+                    else:  # read on (the child must not block), keep nothing
+                        chunks = []
                     continue
                 break  # end of file: the child closed its end (it exits next)
             done, found = os.waitpid(pid, os.WNOHANG)
@@ -390,6 +398,27 @@ def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, 
     if status is None:
         _, status = os.waitpid(pid, 0)
     return b"".join(chunks), None if killed else status, killed
+
+
+def _child_message(data: bytes) -> dict[str, Any] | None:
+    """The child's report, or None when it is not one (a test's code shares the process
+    that writes it: only the shape ``_send`` writes is taken)."""
+    try:
+        message = json.loads(data.decode()) if data else None
+    except ValueError:
+        return None
+    if not isinstance(message, dict):
+        return None
+    outcome, skipped = message.get("outcome"), message.get("skipped")
+    if outcome is not None and not (
+        isinstance(outcome, list) and len(outcome) == 4 and all(isinstance(x, str) for x in outcome)
+    ):
+        return None
+    if skipped is not None and not isinstance(skipped, str):
+        return None
+    if not isinstance(message.get("programs"), dict | None):
+        return None
+    return message
 
 
 def run_forked(test: unittest.TestCase, result: XmlTestResult) -> None:
@@ -418,12 +447,7 @@ def run_forked(test: unittest.TestCase, result: XmlTestResult) -> None:
     os.close(write_end)
     budget = result.per_test_timeout
     data, status, killed = _read_child(pid, read_end, started + hard_deadline_s(budget))
-    message: dict[str, Any] | None = None
-    try:
-        loaded = json.loads(data.decode()) if data else None
-        message = loaded if isinstance(loaded, dict) else None
-    except ValueError:
-        message = None
+    message = _child_message(data)
     if killed:
         ran = time.monotonic() - started
         text = f"killed after {ran:.1f} s: still running past the per-test budget of {budget:g} s"

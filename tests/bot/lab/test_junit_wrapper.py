@@ -414,3 +414,25 @@ def test_hard_deadline_leaves_the_runners_watchdog_the_last_word() -> None:
         runner_grace = min(30.0, max(1.0, budget * 0.25))
         assert budget < junit_wrapper.hard_deadline_s(budget) < budget + runner_grace
     assert junit_wrapper.hard_deadline_s(0) == float("inf")
+
+
+def test_a_childs_report_is_taken_only_in_the_shape_the_wrapper_writes() -> None:
+    """A test's code shares the process that writes the report: anything else is no report
+    (the test then reads as a process that died before reporting, never as passed)."""
+    import json
+
+    good = {"outcome": None, "skipped": None, "expected_failure": False, "programs": None}
+    assert junit_wrapper._child_message(json.dumps(good).encode()) == good  # the control
+    failed = {**good, "outcome": ["failure", "AssertionError", "1 != 2", "Traceback..."]}
+    assert junit_wrapper._child_message(json.dumps(failed).encode()) == failed
+    for bad in (
+        b"",
+        b"\xff",
+        b"[1, 2]",
+        b'{"outcome": ["failure"]}',
+        b'{"outcome": ["a", "b", "c", 4]}',
+        b'{"skipped": 3}',
+        b'{"programs": [1]}',
+        json.dumps(good).encode() + b"{}",
+    ):
+        assert junit_wrapper._child_message(bad) is None, bad
