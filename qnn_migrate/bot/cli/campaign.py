@@ -11,6 +11,7 @@ proof could not be dispatched, 2 on bad input.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, NoReturn
@@ -24,11 +25,12 @@ from qnn_migrate.bot.cli.common import (
     CATALOG_OPTION,
     EXIT_FAILED,
     EXIT_INPUT,
+    GitHubSession,
     environment,
     fail,
-    github_session,
     load_catalog,
 )
+from qnn_migrate.bot.github.settings import Settings, SettingsError
 from qnn_migrate.bot.model import SHA_RE
 from qnn_migrate.codemods.deprecations import DEFAULT_FLOW, FLOWS, target_names
 
@@ -41,6 +43,38 @@ def _emit(doc: dict[str, Any], json_out: Path | None) -> None:
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(text + "\n", encoding="utf-8")
+
+
+def _session(repo: str | None) -> GitHubSession:
+    """``common.github_session`` for ``repo`` (default $GITHUB_REPOSITORY).
+
+    An organization's workflow runs the campaign on other repositories than its own, and
+    Actions does not let a step override $GITHUB_REPOSITORY: ``--repo`` names the one to
+    work on, while the links to this workflow run keep naming the repository it runs in."""
+    from qnn_migrate.bot.github.client import gateway_for
+    from qnn_migrate.bot.pr.render import Links
+
+    env = environment()
+    home = env.get("GITHUB_REPOSITORY", "")
+    try:
+        settings = Settings.from_env(env | ({"GITHUB_REPOSITORY": repo} if repo else {}))
+    except SettingsError as exc:
+        fail(str(exc), EXIT_FAILED)
+    if repo and settings.run_id is not None and home:
+        run_url = f"{settings.server_url}/{home}/actions/runs/{settings.run_id}"
+        settings = dataclasses.replace(settings, run_url=run_url)
+    return GitHubSession(
+        settings, gateway_for(settings), Links(settings.repo_url, settings.run_url)
+    )
+
+
+REPO_OPTION = click.option(
+    "--repo",
+    default=None,
+    metavar="OWNER/NAME",
+    help="The repository to work on [default: $GITHUB_REPOSITORY] (an organization's "
+    "workflow names each of its repositories).",
+)
 
 
 def _outputs(values: dict[str, str]) -> None:
@@ -132,6 +166,7 @@ def campaign_group() -> None:
     help="The ref the workflow runs on ($GITHUB_REF); refused unless it is the default "
     "branch: the campaign runs from the default branch only.",
 )
+@REPO_OPTION
 @click.option("--dry-run", is_flag=True, help="Print every API call; send no write.")
 @click.option(
     "--json-out",
@@ -150,6 +185,7 @@ def run_cmd(
     tier: str,
     matrices: tuple[str, ...],
     ref: str | None,
+    repo: str | None,
     dry_run: bool,
     json_out: Path | None,
 ) -> None:
@@ -167,7 +203,7 @@ def run_cmd(
     from qnn_migrate.bot.campaign.tree import TreeError, TreeOptions, rewrite_checkout
     from qnn_migrate.bot.github.gateway import GatewayError
 
-    session = github_session()
+    session = _session(repo)
     repository = session.settings.repository
 
     def failed(reason: str, code: int) -> NoReturn:
@@ -238,6 +274,7 @@ def run_cmd(
 @TIER_OPTION
 @MATRIX_OPTION
 @CATALOG_OPTION
+@REPO_OPTION
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def prove_cmd(
     pr: int,
@@ -246,6 +283,7 @@ def prove_cmd(
     tier: str,
     matrices: tuple[str, ...],
     catalog_path: Path | None,
+    repo: str | None,
     json_out: Path | None,
 ) -> None:
     """Dispatch the proof: the matrices the PR's files select, with --compare base.
@@ -260,7 +298,7 @@ def prove_cmd(
     if not SHA_RE.match(sha):
         fail(f"--sha {sha[:60]!r} is not a full 40-hex commit SHA", EXIT_INPUT)
     catalog = load_catalog(catalog_path)
-    session = github_session()
+    session = _session(repo)
     try:
         settings = CampaignSettings(
             bot_login=session.settings.bot_login,
