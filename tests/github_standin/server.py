@@ -419,6 +419,19 @@ class GitHubStandIn:
             _move_ref(r, f"heads/{branch}", sha)
             return sha
 
+    def commit_as(
+        self, sha: str, files: Mapping[str, bytes], branch: str, repo: str | None = None
+    ) -> str:
+        """A root commit of ``files`` under a SHA given from outside (a local clone's HEAD),
+        with ``branch`` at it: what GitHub holds for a checkout made here."""
+        with self._lock:
+            r = self._repo(repo)
+            tree = {path: _git_put(r, "blob", data) for path, data in files.items()}
+            r.git[sha] = ("commit", (_git_put(r, "tree", tree), [], "the checkout's commit"))
+            r.history[sha] = ([], sorted(files))
+            _move_ref(r, f"heads/{branch}", sha)
+            return sha
+
     def merge_pull(self, number: int, repo: str | None = None) -> str:
         """Merge an API-made PR as GitHub's squash merge does: one commit of its head's tree
         on top of its base branch; the PR is then closed and merged."""
