@@ -400,36 +400,76 @@ def test_an_organizations_run_over_three_repositories_one_failing(
         },
         "the executorch target",
     )
-    # beta: GitHub fails the tree it writes.
+    # beta: GitHub fails the tree it writes; gamma: GitHub refuses to start its proof.
     gh.fail_next("POST", r"^/repos/qnn-lab/beta/git/trees$", 500, count=10)
-    env = {"GITHUB_TOKEN": app_token, "QNN_BOT_LOGIN": app_login}
+    gh.fail_next("POST", r"^/repos/qnn-lab/gamma/actions/workflows/.*/dispatches$", 500)
+    # The job's environment: the App's token and login; GITHUB_REPOSITORY is the automation
+    # repository's (Actions does not let a step change it), so each command names --repo.
+    env = standin_env(gh) | {
+        "GITHUB_TOKEN": app_token,
+        "QNN_BOT_LOGIN": app_login,
+        "GITHUB_REPOSITORY": "qnn-lab/automation",
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+    }
     results = tmp_path / "results"
-    for name, fork in forks.items():
-        out = results / name.replace("/", "-") / "campaign.json"
-        code = 1 if name == names[1] else 0
-        doc = _run(gh, fork, tmp_path, "--json-out", str(out), code=code, **env)
-        assert json.loads(out.read_text()) == doc
+    for index, (name, fork) in enumerate(forks.items()):
+        folder = results / f"qnn-campaign-{index}"
+        ran = CliRunner().invoke(
+            bot,
+            [
+                *("campaign", "run", "--repo", name, "--checkout", str(fork.checkout)),
+                *(
+                    "--base-sha",
+                    fork.base,
+                    "--jobs",
+                    "1",
+                    "--json-out",
+                    str(folder / "campaign.json"),
+                ),
+            ],
+            env=env,
+            catch_exceptions=False,
+        )
+        assert ran.exit_code == (1 if name == names[1] else 0), ran.output
+        doc = json.loads((folder / "campaign.json").read_text())
+        if not doc["prove"]:
+            continue
+        ran = CliRunner().invoke(
+            bot,
+            [
+                *("campaign", "prove", "--repo", name, "--pr", str(doc["pr"])),
+                *("--sha", doc["commit"], "--catalog", str(fork.config)),
+                *("--json-out", str(folder / "proof.json")),
+            ],
+            env=env,
+            catch_exceptions=False,
+        )
+        assert ran.exit_code == (1 if name == names[2] else 0), ran.output
+    assert [len(gh.runs(name)) for name in names] == [1, 0, 0]
     gamma = next(p for p in gh.pulls(names[2]))
     assert gamma.author == app_login
-    assert "--target executorch --flow canonical" in gamma.body
+    assert "--target executorch --flow canonical" in (gamma.body or "")
     assert (
         "def _lower_to_qnn("
         in gh.branch_files(BRANCH, names[2])["backends/qualcomm/tests/utils.py"].decode()
     )
     ran = CliRunner().invoke(
         bot,
-        [
-            "campaign",
-            "summary",
-            str(results),
-            "--expect-json",
-            json.dumps([*names, "qnn-lab/delta"]),
-        ],
+        ["campaign", "summary", str(results), "--expect-json", json.dumps(names)],
         catch_exceptions=False,
     )
     assert ran.exit_code == 0, ran.output
     table = ran.stdout
-    assert "| `qnn-lab/beta` | — | ❌ failed |" in table
-    assert "POST git/trees failed with HTTP 500" in table
-    assert "| `qnn-lab/delta` | — | ❌ failed | — | no result" in table
+    assert (
+        "| `qnn-lab/alpha` | [#1](https://github.com/qnn-lab/alpha/pull/1) | opened | [dispatched]("
+        in table
+    )
+    assert (
+        "| `qnn-lab/beta` | — | ❌ failed | — | GitHub API POST git/trees failed with HTTP 500"
+        in table
+    )
+    assert (
+        "| `qnn-lab/gamma` | [#1](https://github.com/qnn-lab/gamma/pull/1) | opened | ❌ [failed]("
+        in table
+    )
     check_golden("campaign-org-summary.md", table)

@@ -113,6 +113,9 @@ def render(rows: Sequence[Row], title: str = "qnn-migrate campaign") -> str:
     for row in rows:
         counts[row.state] = counts.get(row.state, 0) + 1
     said = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    proofs = sum(1 for r in rows if r.proof_failed)
+    if proofs:
+        said += f"; {proofs} proof{'s' if proofs != 1 else ''} failed"
     lines = [
         f"### {title}: {len(rows)} repositor{'y' if len(rows) == 1 else 'ies'}",
         "",

@@ -93,3 +93,20 @@ def test_the_adapter_dispatches_only_a_pinned_test_command(
         done = dispatch_proof(gateway, ctx, pr=pr, command_line=line)
         assert done.action == "refused", line
     assert github_standin.runs() == []
+
+
+def test_files_no_matrix_guards_refuse_the_proof_and_the_pr_says_how_to_ask(
+    github_standin: GitHubStandIn,
+    gateway: PyGithubGateway,
+    ctx: BotContext,
+    opened: tuple[int, str],
+) -> None:
+    """The bundled matrices guard none of the fork's rewritten files: `auto` selects none."""
+    pr, sha = opened
+    auto = CampaignSettings(bot_login=BOT_LOGIN, repo_url=SETTINGS.repo_url)
+    command = proof_command(auto, sha)
+    done = prove(gateway, ctx, pr=pr, sha=sha, branch=BRANCH, command_line=command)
+    assert done.action == "refused" and "found no matrix" in done.reason
+    assert github_standin.runs() == []
+    section = proof_section(github_standin.repos[REPO].pulls[pr].body or "")
+    assert section is not None and "⚠️ Not run:" in section and f"`{command}`" in section
