@@ -577,6 +577,7 @@ class GitHubStandIn:
             "body": p.body,
             "draft": p.draft,
             "merged": p.merged,
+            "merged_at": "2026-01-02T00:00:00Z" if p.merged else None,
             "created_at": "2026-01-01T00:00:00Z",
             "updated_at": _now(),
             "head": {

@@ -64,6 +64,7 @@ class Facts:
     proof_command: str  # "/qnn test auto --sim --compare base --sha <head>"
     tier: str = "simulator"  # or "phones"
     version: str = ""
+    prev: str = ""  # the branch's tip ``head`` replaces ("" : none, or it is ``head``)
 
 
 def bot_version() -> str:
@@ -203,7 +204,7 @@ def render(rewrite: TreeRewrite, facts: Facts, *, proof: str | None = None) -> s
     """The PR's body for the campaign's commit ``facts.head``; ``proof``: the proof section
     to keep (a later run's, when the code did not change), else the pending one."""
     changes = rewrite.changes() or "0" * 16
-    marker = Marker(facts.base, facts.head, changes)
+    marker = Marker(facts.base, facts.head, changes, prev=facts.prev)
     changed = rewrite.changed
     old = lower_to_qnn().name
     settings = f"`--target {rewrite.target} --flow {rewrite.flow}`"

@@ -5,8 +5,8 @@ the default branch's commit the rewrite read, the campaign branch's tip, and the
 campaign's PRs with their markers. The order of the rules is the argument:
 
 1. **A person's work is never overwritten.** With an open PR, the branch's tip must be the
-   commit the campaign last wrote (its marker's ``head``); anything else means someone
-   pushed, and the campaign stops: it says so on the PR once and never moves the branch
+   commit the campaign last wrote (its marker's ``head``, or the ``prev`` it replaced when
+   the last run stopped before moving the branch); anything else means someone pushed, and the campaign stops: it says so on the PR once and never moves the branch
    again, until a person ticks the box that asks for the branch to be recreated (or moves
    the branch back). A PR whose marker is gone (its body was edited away) is treated the
    same: the campaign can no longer tell its own commit from someone else's.
@@ -99,7 +99,7 @@ def _with_open(now: Situation, pull: CampaignPull) -> Decision:
             None,
             say_stop=not stop_said(pull.body),
         )
-    pushed = marker is None or now.tip != marker.head
+    pushed = marker is None or now.tip not in marker.ours
     if pushed and not asked:
         return Decision(
             Action.STOP,
@@ -121,6 +121,8 @@ def _with_open(now: Situation, pull: CampaignPull) -> Decision:
         )
     if asked:
         why = "a person asked for the branch to be recreated"
+    elif marker is not None and now.tip != marker.head:
+        why = "the last run stopped before it moved the branch"
     elif marker is not None and marker.base != now.base:
         why = f"the default branch moved ({marker.base[:12]} -> {now.base[:12]})"
     elif marker is not None and marker.changes != now.changes:
@@ -158,7 +160,7 @@ def _without_open(now: Situation) -> Decision:
             last,
             last_marker,
         )
-    known = {m.head for m in (read_marker(p.body) for p in now.pulls) if m is not None}
+    known = {h for m in (read_marker(p.body) for p in now.pulls) if m is not None for h in m.ours}
     if now.tip is not None and now.tip not in known:
         return Decision(
             Action.NOTHING,

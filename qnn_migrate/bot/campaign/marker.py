@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 MARKER_RE = re.compile(
     r"^<!-- qnn-campaign base=(?P<base>[0-9a-f]{40}) head=(?P<head>[0-9a-f]{40}) "
-    r"changes=(?P<changes>[0-9a-f]{16})(?P<closed> closed)? -->$",
+    r"changes=(?P<changes>[0-9a-f]{16})(?: prev=(?P<prev>[0-9a-f]{40}))?(?P<closed> closed)? -->$",
     re.M,
 )
 PROOF_START = "<!-- qnn-campaign:proof -->"
@@ -35,19 +35,31 @@ REBASE_TICKED_RE = re.compile(r"^- \[[xX]\] " + re.escape(REBASE_TAG), re.M)
 @dataclass(frozen=True)
 class Marker:
     """The campaign's memory of its PR: ``base`` it built on, ``head`` it last wrote, the
-    digest of the ``changes`` that commit made; ``closed`` when the campaign closed it."""
+    digest of the ``changes`` that commit made; ``closed`` when the campaign closed it.
+
+    ``prev``: the branch's tip before ``head`` replaced it. A run writes the marker first
+    and moves the branch after, so a run that stopped between the two leaves the branch at
+    ``prev``: the next run recognises its own commit there and finishes the job, instead of
+    taking it for a person's."""
 
     base: str
     head: str
     changes: str
     closed: bool = False
+    prev: str = ""
 
     def line(self) -> str:
+        prev = f" prev={self.prev}" if self.prev else ""
         closed = " closed" if self.closed else ""
         return (
             f"<!-- qnn-campaign base={self.base} head={self.head} "
-            f"changes={self.changes}{closed} -->"
+            f"changes={self.changes}{prev}{closed} -->"
         )
+
+    @property
+    def ours(self) -> frozenset[str]:
+        """The branch tips the campaign itself may have left."""
+        return frozenset(filter(None, (self.head, self.prev)))
 
 
 def read_marker(body: str) -> Marker | None:
@@ -55,7 +67,9 @@ def read_marker(body: str) -> Marker | None:
     found = MARKER_RE.search(body)
     if found is None:
         return None
-    return Marker(found["base"], found["head"], found["changes"], bool(found["closed"]))
+    return Marker(
+        found["base"], found["head"], found["changes"], bool(found["closed"]), found["prev"] or ""
+    )
 
 
 def rebase_requested(body: str) -> bool:

@@ -11,11 +11,15 @@
 Before it forces the branch to a new commit, the run reads the tip again: a push that
 landed after the decision stops the run instead of being overwritten. (GitHub's refs API
 has no compare-and-swap for a forced update; what is left is the moment between that read
-and the update.)
+and the update.) A run that fails halfway leaves nothing the next one mistakes for a
+person's work: when it recreates the branch it writes the PR's marker (naming the old tip
+as ``prev``) before it moves the branch, and when GitHub refuses to open the PR it deletes
+the branch it made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +37,11 @@ from qnn_migrate.bot.campaign.tree import TreeRewrite
 from qnn_migrate.bot.github.gateway import CampaignGateway, GatewayError, TreeFile
 
 DEFAULT_BRANCH = "qnn-migrate/campaign"
+OPEN_FAILED = (
+    "GitHub refused to open the campaign's PR, so its branch was deleted again; with "
+    "GITHUB_TOKEN, Settings > Actions > General > Workflow permissions must allow GitHub "
+    "Actions to create pull requests"
+)
 BRANCH_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}$")
 TIERS = ("simulator", "phones")
 MATRIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -121,7 +130,7 @@ def run_campaign(
     pulls = campaign_pulls(gw.pulls_from(settings.branch), settings.bot_login)
     decision = decide(Situation(base, rewrite.changes(), tip, pulls))
 
-    def facts(head: str, base_sha: str = base) -> body_mod.Facts:
+    def facts(head: str, base_sha: str = base, prev: str = "") -> body_mod.Facts:
         return body_mod.Facts(
             repo_url=settings.repo_url,
             default_branch=default,
@@ -131,6 +140,7 @@ def run_campaign(
             proof_command=proof_command(settings, head),
             tier=settings.tier,
             version=version,
+            prev=prev if prev != head else "",
         )
 
     def result(**kw: Any) -> CampaignResult:
@@ -146,25 +156,36 @@ def run_campaign(
         }
         return CampaignResult(**(fields | kw))
 
-    if decision.action in (Action.OPEN, Action.RECREATE):
-        head = gw.create_commit(
-            base, _files(rewrite), body_mod.commit_message(rewrite, base, version)
-        )
+    message = body_mod.commit_message(rewrite, base, version)
+    if decision.action is Action.OPEN:
+        head = gw.create_commit(base, _files(rewrite), message)
         _move(gw, settings.branch, head, tip)
         text = body_mod.render(rewrite, facts(head))
-        if decision.action is Action.OPEN:
+        try:
             made = gw.create_pull(
                 title=body_mod.title(), body=text, head=settings.branch, base=default
             )
-            return result(pr=made.number, url=made.html_url, commit=head, prove=True)
+        except GatewayError as exc:
+            # No PR holds the marker of this commit: a branch left at it would read as a
+            # stranger's to the next run. Take it away (best effort) and say what to do.
+            with contextlib.suppress(GatewayError):
+                gw.delete_branch(settings.branch)
+            raise CampaignError(f"{OPEN_FAILED} ({exc})") from exc
+        return result(pr=made.number, url=made.html_url, commit=head, prove=True)
+    if decision.action is Action.RECREATE:
         assert decision.pull is not None
+        head = gw.create_commit(base, _files(rewrite), message)
+        # The marker first, then the branch: a run that stops in between leaves the branch
+        # at the marker's `prev`, which the next run knows for its own.
+        text = body_mod.render(rewrite, facts(head, prev=tip or ""))
         gw.update_pull(decision.pull.number, title=body_mod.title(), body=text)
+        _move(gw, settings.branch, head, tip)
         return result(commit=head, prove=True)
     pull, marker = decision.pull, decision.marker
     if decision.action is Action.REFRESH:
         assert pull is not None and marker is not None
         text = body_mod.render(
-            rewrite, facts(marker.head, marker.base), proof=proof_section(pull.body)
+            rewrite, facts(marker.head, marker.base, marker.prev), proof=proof_section(pull.body)
         )
         if text != pull.body:
             gw.update_pull(pull.number, body=text)

@@ -37,6 +37,8 @@ def test_the_marker_round_trips_and_refuses_what_is_malformed() -> None:
     assert read_marker(f"x\n{marker.line()}\ny") == marker
     closed = Marker(BASE, HEAD, "0123456789abcdef", closed=True)
     assert read_marker(closed.line()) == closed
+    stalled = Marker(BASE, HEAD, "0123456789abcdef", prev="e" * 40)
+    assert read_marker(stalled.line()) == stalled and stalled.ours == {HEAD, "e" * 40}
     assert read_marker(marker.line().replace(HEAD, HEAD[:39])) is None
     assert read_marker(marker.line().replace("head=", "head= ")) is None
     assert read_marker("no marker") is None

@@ -136,3 +136,14 @@ def test_a_branch_holding_someone_elses_commit_is_left_alone() -> None:
 def test_only_the_bots_own_prs_count() -> None:
     mine, theirs = pull(1), pull(2, author="mallory")
     assert campaign_pulls([theirs, mine], BOT) == (mine,)
+
+
+def test_the_tip_a_run_left_before_moving_the_branch_is_the_campaigns_own() -> None:
+    """A run writes the marker (head, prev) and then moves the branch: if it stopped in
+    between, the tip is prev, and the next run finishes the job."""
+    stalled = pull(marker=Marker(BASE, HEAD, CHANGES, prev=PUSHED))
+    d = decide(situation(stalled, tip=PUSHED))
+    assert (d.action, d.state) == (Action.RECREATE, State.UPDATED)
+    assert "stopped before it moved the branch" in d.reason
+    # Control: any other tip is a person's.
+    assert decide(situation(stalled, tip="f" * 40)).action is Action.STOP

@@ -96,20 +96,38 @@ def test_a_push_between_the_decision_and_the_update_is_not_overwritten(
     assert _run(gateway, fork).action is Action.STOP  # type: ignore[attr-defined]
 
 
-def test_a_github_failure_midway_leaves_the_pr_as_it_was(
+def test_a_run_that_stops_before_moving_the_branch_is_finished_by_the_next(
     github_standin: GitHubStandIn, gateway: PyGithubGateway, fork: Fork
 ) -> None:
     gh = github_standin
     first = _run(gateway, fork)
-    body = gh.repos[REPO].pulls[first.pr].body  # type: ignore[attr-defined]
     fork.move_main({"README.md": b"moved\n"}, "main moves")
     gh.fail_next("PATCH", r"/git/refs/heads/", 422, message="Protected branch")
     with pytest.raises(CampaignError, match="protected"):
         _run(gateway, fork)
-    assert gh.repos[REPO].pulls[first.pr].body == body  # type: ignore[attr-defined]
-    # The next run (GitHub takes it now) does what this one could not.
+    # The description names the new commit, the branch still holds the first one: the
+    # marker's prev says that one is the campaign's own, so it is not a person's push.
+    assert gh.repos[REPO].refs[f"heads/{BRANCH}"] == first.commit  # type: ignore[attr-defined]
     again = _run(gateway, fork)
-    assert again.action is Action.RECREATE  # type: ignore[attr-defined]
+    assert again.action is Action.RECREATE and "stopped before" in again.reason  # type: ignore[attr-defined]
+    assert gh.repos[REPO].refs[f"heads/{BRANCH}"] == again.commit  # type: ignore[attr-defined]
+    # Then it is current: nothing more to write.
+    writes = len(gh.writes())
+    assert _run(gateway, fork).action is Action.REFRESH  # type: ignore[attr-defined]
+    assert len(gh.writes()) == writes
+
+
+def test_a_pr_github_refuses_to_open_leaves_no_branch_behind(
+    github_standin: GitHubStandIn, gateway: PyGithubGateway, fork: Fork
+) -> None:
+    gh = github_standin
+    message = "GitHub Actions is not permitted to create or approve pull requests."
+    gh.fail_next("POST", r"/pulls$", 403, message=message)
+    with pytest.raises(CampaignError, match="allow GitHub Actions to create pull requests"):
+        _run(gateway, fork)
+    assert f"heads/{BRANCH}" not in gh.repos[REPO].refs
+    # Control: once GitHub allows it, the next run opens the PR.
+    assert _run(gateway, fork).action is Action.OPEN  # type: ignore[attr-defined]
 
 
 def test_the_proof_command_names_the_tier_and_matrices() -> None:
