@@ -170,11 +170,15 @@ def prove(
         section = body_mod.proof_done(command_line, done.results_url, done.run_url)
     else:
         section = body_mod.proof_not_run(command_line, done.reason)
-    now = _campaign_pull(gw, branch, pr)
-    if now is not None and proof_section(now.body) is not None:
-        text = with_proof(now.body, section)
-        if text != now.body:
-            gw.update_pull(pr, body=text)
+    reason = done.reason
+    try:
+        now = _campaign_pull(gw, branch, pr)
+        if now is not None and proof_section(now.body) is not None:
+            text = with_proof(now.body, section)
+            if text != now.body:
+                gw.update_pull(pr, body=text)
+    except GatewayError as exc:  # the run is what matters; the link can wait for the next run
+        reason += f" (the PR's description could not be updated: {exc})"
     return ProofResult(
-        gw.repo, pr, done.action, done.reason, command_line, done.run_url, done.results_url
+        gw.repo, pr, done.action, reason, command_line, done.run_url, done.results_url
     )

@@ -201,7 +201,7 @@ def run_cmd(
         run_campaign,
     )
     from qnn_migrate.bot.campaign.tree import TreeError, TreeOptions, rewrite_checkout
-    from qnn_migrate.bot.github.gateway import GatewayError
+    from qnn_migrate.bot.github.gateway import CampaignGateway, GatewayError
 
     session = _session(repo)
     repository = session.settings.repository
@@ -238,7 +238,7 @@ def run_cmd(
         rewrite = rewrite_checkout(checkout, TreeOptions(paths or (".",), target, flow, jobs))
     except (CampaignError, TreeError) as exc:
         failed(str(exc), EXIT_INPUT)
-    gateway: Any = session.gateway
+    gateway: CampaignGateway = session.gateway
     if dry_run:
         gateway = DryRunGateway(session.gateway, lambda line: click.echo(line, err=True))
     try:
@@ -292,8 +292,9 @@ def prove_cmd(
     maintainer's `/qnn test ... --sha SHA`, through the same checks. Exit 1 when GitHub
     refused to start the device workflow.
     """
-    from qnn_migrate.bot.campaign.proof import context, prove
+    from qnn_migrate.bot.campaign.proof import ProofResult, context, prove
     from qnn_migrate.bot.campaign.run import CampaignError, CampaignSettings, proof_command
+    from qnn_migrate.bot.github.gateway import GatewayError
 
     if not SHA_RE.match(sha):
         fail(f"--sha {sha[:60]!r} is not a full 40-hex commit SHA", EXIT_INPUT)
@@ -310,14 +311,14 @@ def prove_cmd(
     except CampaignError as exc:
         fail(str(exc), EXIT_INPUT)
     ctx = context(catalog, session.settings, session.links)
+    command_line = proof_command(settings, sha)
     try:
         result = prove(
-            session.gateway,
-            ctx,
-            pr=pr,
-            sha=sha,
-            branch=branch,
-            command_line=proof_command(settings, sha),
+            session.gateway, ctx, pr=pr, sha=sha, branch=branch, command_line=command_line
+        )
+    except GatewayError as exc:
+        result = ProofResult(
+            session.settings.repository, pr, "failed", f"GitHub's API failed: {exc}", command_line
         )
     finally:
         session.gateway.close()
