@@ -206,7 +206,115 @@ def local_checks(
                 out.append(
                     Check("device workflow", False, f".github/workflows/{device} is missing")
                 )
+    out += campaign_checks(repo_root, bot_repo)
     return out, catalog
+
+
+CAMPAIGN_WORKFLOW = "qnn-bot-campaign.yml"
+# Triggers the campaign's caller must not have: it runs from the default branch, on a
+# schedule or by hand, never on an event someone outside can cause.
+CAMPAIGN_ON_RE = re.compile(r"^(?:on|\"on\"|'on'):(.*(?:\n(?:[ \t#].*)?)*)", re.M)
+CAMPAIGN_TRIGGERS = ("schedule", "workflow_dispatch")
+CAMPAIGN_GRANTS = ("contents: write", "pull-requests: write")
+
+
+def _triggers(text: str) -> list[str]:
+    """The events of a workflow's ``on:`` (read without a YAML parser: the block's keys at
+    the first indentation, or the words of a one-line ``on: [a, b]`` / ``on: a``)."""
+    found = CAMPAIGN_ON_RE.search(text)
+    if found is None:
+        return []
+    block = found.group(1)
+    head, _, rest = block.partition("\n")
+    if head.split("#")[0].strip():
+        return re.findall(r"[a-z_]+", head.split("#")[0])
+    indent = min(
+        (
+            len(line) - len(line.lstrip())
+            for line in rest.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ),
+        default=0,
+    )
+    return [
+        line.strip().split(":")[0].lstrip("- ").strip()
+        for line in rest.splitlines()
+        if line.strip()
+        and not line.lstrip().startswith("#")
+        and len(line) - len(line.lstrip()) == indent
+    ]
+
+
+def campaign_checks(repo_root: Path, bot_repo: str = BOT_REPO) -> list[Check]:
+    """The migration campaign's setup, when a workflow calls ``qnn-bot-campaign.yml`` (none
+    when nothing does: the campaign is optional). Its caller must run on a schedule or by
+    hand only, call qnn-migrate from ``bot_repo`` at the same pinned commit as the other
+    qnn-migrate workflows and install that same commit, and grant the campaign job its
+    contents and pull-requests writes; two settings only a person can see are listed."""
+    workflows = repo_root / ".github" / "workflows"
+    callers: dict[str, tuple[str, str]] = {}  # file -> (called owner/name, ref)
+    others: set[str] = set()  # refs the other qnn-migrate workflows are called at
+    texts: dict[str, str] = {}
+    for path in sorted(workflows.glob("*.y*ml")):
+        try:
+            text = artifacts.read_text(path, "a workflow", MAX_WORKFLOW_BYTES)
+        except ArtifactError:
+            continue  # local_checks reports it
+        for uses in USES_RE.findall(text):
+            target, _, ref = uses.partition("@")
+            if target.endswith("/" + CAMPAIGN_WORKFLOW):
+                callers[path.name] = (_source(target), ref)
+                texts[path.name] = text
+            elif target.endswith(QNN_WORKFLOWS) or target.endswith(QNN_ACTION):
+                others.add(ref)
+    out: list[Check] = []
+    for name, (source, ref) in sorted(callers.items()):
+        text = texts[name]
+        where = f"campaign ({name})"
+        problems = []
+        if source != bot_repo:
+            problems.append(f"calls qnn-migrate from {source}, not {bot_repo}")
+        if not FULL_SHA_RE.match(ref) or ref == PLACEHOLDER:
+            problems.append(f"calls {CAMPAIGN_WORKFLOW} at {ref!r}: pin one full release commit")
+        elif others and others != {ref}:
+            problems.append(
+                f"calls {CAMPAIGN_WORKFLOW} at {ref[:12]}, the other qnn-migrate workflows at "
+                f"{', '.join(sorted(r[:12] for r in others))}: adopt one commit for all"
+            )
+        if set(BOT_REF_RE.findall(text)) != {ref}:
+            problems.append(f"bot-ref differs from the pinned {ref[:12]}")
+        extra = sorted(set(_triggers(text)) - set(CAMPAIGN_TRIGGERS))
+        if extra:
+            problems.append(
+                f"runs on {', '.join(extra)}: the campaign runs from the default branch on a "
+                "schedule or by hand (workflow_dispatch) only"
+            )
+        missing = [
+            g for g in CAMPAIGN_GRANTS if not re.search(rf"^\s*{re.escape(g)}\b", text, re.M)
+        ]
+        if missing:
+            problems.append(f"grants no {' or '.join(missing)}: the campaign cannot keep its PR")
+        out.append(
+            Check(
+                where,
+                not problems,
+                "; ".join(problems)
+                if problems
+                else f"on schedule or by hand, qnn-migrate at {ref[:12]} from {bot_repo}",
+            )
+        )
+    if callers:
+        out.append(
+            Check(
+                "campaign settings",
+                None,
+                "Settings > Actions > General > Workflow permissions must allow GitHub Actions "
+                "to create and approve pull requests (with GITHUB_TOKEN the campaign opens its "
+                "PR as github-actions[bot]), and no rule may keep that account from pushing "
+                "the campaign's branch (qnn-migrate/campaign)",
+            )
+        )
+    return out
 
 
 # ------------------------------------------------------------------------- REST checks

@@ -1,7 +1,9 @@
 """A local stand-in of the GitHub REST API on 127.0.0.1, for PyGithub to talk real HTTP to.
 
 It keeps repositories, PRs, collaborators, comments, reactions, workflow runs, commit
-statuses and a commit history (for the compare API: ``add_commit``) in memory, answers the endpoints the bot uses the way GitHub documents them
+statuses and a commit history (for the compare API: ``add_commit``; every commit made
+through the Git Data API joins it) in memory, answers the endpoints the bot uses the way
+GitHub documents them
 (201 vs 200 on reactions, 422 on unexpected workflow inputs, 409 on cancelling a finished
 run, pagination with Link headers, 401 on a bad token), and checks every request it
 receives against the vendored REST description (``rest-api-subset.json``) with
@@ -21,7 +23,7 @@ import re
 import socket
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -138,6 +140,13 @@ class Pull:
     files: list[str] = field(default_factory=list)
     patches: dict[str, str] = field(default_factory=dict)  # filename -> unified diff hunks
     reviews: list[dict[str, Any]] = field(default_factory=list)
+    # A PR opened through the REST API (the campaign's): its head follows its branch, and
+    # its files are the diff of its trees from the merge base.
+    title: str = ""
+    body: str | None = None
+    base_ref: str | None = None  # None: the repository's default branch
+    merged: bool = False
+    tracked: bool = False
 
 
 @dataclass
@@ -389,20 +398,58 @@ class GitHubStandIn:
             self.hooks.append((method.upper(), re.compile(path_pattern), action))
 
     def commit_on_branch(
-        self, branch: str, files: dict[str, bytes], message: str, repo: str | None = None
+        self,
+        branch: str,
+        files: Mapping[str, bytes | None],
+        message: str,
+        repo: str | None = None,
     ) -> str:
-        """A commit of ``files`` (path -> bytes) on top of ``branch`` (created if absent)."""
+        """A commit of ``files`` (path -> bytes; None removes the path) on top of ``branch``
+        (created if absent), as a push does; an API-made PR from the branch follows it."""
         with self._lock:
             r = self._repo(repo)
             parent = r.refs.get(f"heads/{branch}")
             tree = dict(_tree_of(r, parent)) if parent else {}
             for path, data in files.items():
+                if data is None:
+                    tree.pop(path, None)
+                    continue
                 tree[path] = _git_put(r, "blob", data)
-            sha = _git_put(
-                r, "commit", (_git_put(r, "tree", tree), [parent] if parent else [], message)
-            )
-            r.refs[f"heads/{branch}"] = sha
+            sha = _put_commit(r, _git_put(r, "tree", tree), [parent] if parent else [], message)
+            _move_ref(r, f"heads/{branch}", sha)
             return sha
+
+    def commit_as(
+        self, sha: str, files: Mapping[str, bytes], branch: str, repo: str | None = None
+    ) -> str:
+        """A root commit of ``files`` under a SHA given from outside (a local clone's HEAD),
+        with ``branch`` at it: what GitHub holds for a checkout made here."""
+        with self._lock:
+            r = self._repo(repo)
+            tree = {path: _git_put(r, "blob", data) for path, data in files.items()}
+            r.git[sha] = ("commit", (_git_put(r, "tree", tree), [], "the checkout's commit"))
+            r.history[sha] = ([], sorted(files))
+            _move_ref(r, f"heads/{branch}", sha)
+            return sha
+
+    def merge_pull(self, number: int, repo: str | None = None) -> str:
+        """Merge an API-made PR as GitHub's squash merge does: one commit of its head's tree
+        on top of its base branch; the PR is then closed and merged."""
+        with self._lock:
+            r = self._repo(repo)
+            pull = r.pulls[number]
+            base = pull.base_ref or r.default_branch
+            parent = r.refs[f"heads/{base}"]
+            tree = _git_get(r, pull.head_sha, "commit")[0]
+            sha = _put_commit(r, tree, [parent], f"{pull.title} (#{number})")
+            _move_ref(r, f"heads/{base}", sha)
+            pull.state, pull.merged = "closed", True
+            return sha
+
+    def pulls(self, repo: str | None = None) -> list[Pull]:
+        """Every PR of the repository, oldest first."""
+        with self._lock:
+            return [self._repo(repo).pulls[n] for n in sorted(self._repo(repo).pulls)]
 
     def branch_files(self, branch: str, repo: str | None = None) -> dict[str, bytes]:
         """The files at the tip of ``branch`` (path -> bytes); empty if there is no branch."""
@@ -525,11 +572,12 @@ class GitHubStandIn:
             "number": p.number,
             "state": p.state,
             "locked": False,
-            "title": f"PR {p.number}",
+            "title": p.title or f"PR {p.number}",
             "user": self.user_json(p.author),
-            "body": None,
+            "body": p.body,
             "draft": p.draft,
-            "merged": False,
+            "merged": p.merged,
+            "merged_at": "2026-01-02T00:00:00Z" if p.merged else None,
             "created_at": "2026-01-01T00:00:00Z",
             "updated_at": _now(),
             "head": {
@@ -540,9 +588,9 @@ class GitHubStandIn:
                 "repo": self.repo_json(p.head_repo) if p.head_repo else None,
             },
             "base": {
-                "label": f"{repo.full_name.split('/')[0]}:{repo.default_branch}",
-                "ref": repo.default_branch,
-                "sha": "0" * 40,
+                "label": f"{repo.full_name.split('/')[0]}:{p.base_ref or repo.default_branch}",
+                "ref": p.base_ref or repo.default_branch,
+                "sha": repo.refs.get(f"heads/{p.base_ref or repo.default_branch}", "0" * 40),
                 "user": self.user_json(repo.full_name.split("/")[0]),
                 "repo": self.repo_json(repo.full_name),
             },
@@ -795,7 +843,7 @@ def _create_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) 
     if ref in repo.refs:
         raise ApiError(422, "Reference already exists")
     _git_get(repo, b["sha"], "commit")
-    repo.refs[ref] = b["sha"]
+    _move_ref(repo, ref, b["sha"])
     return 201, {}, _ref_json(s, repo, ref)
 
 
@@ -817,8 +865,50 @@ def _update_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) 
     _git_get(repo, b["sha"], "commit")
     if not b.get("force") and repo.refs[ref] not in _ancestors(repo, b["sha"]):
         raise ApiError(422, "Update is not a fast forward")
-    repo.refs[ref] = b["sha"]
+    _move_ref(repo, ref, b["sha"])
     return 200, {}, _ref_json(s, repo, ref)
+
+
+def _delete_ref(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    ref = unquote(m["ref"])
+    if ref not in repo.refs:
+        raise ApiError(422, "Reference does not exist")
+    del repo.refs[ref]
+    return 204, {}, None
+
+
+def _move_ref(repo: Repo, ref: str, sha: str) -> None:
+    """Point ``ref`` at ``sha``; an open PR made through the API whose head branch it is
+    follows it, as a push to a PR's branch moves the PR's head."""
+    repo.refs[ref] = sha
+    for pull in repo.pulls.values():
+        if pull.tracked and pull.state == "open" and ref == f"heads/{pull.head_ref}":
+            pull.head_sha = sha
+
+
+def _put_commit(repo: Repo, tree: str, parents: list[str], message: str) -> str:
+    """A git commit; it joins the history the compare API answers from, with the paths
+    whose blobs differ from its first parent's tree."""
+    sha = _git_put(repo, "commit", (tree, parents, message))
+    before = _tree_of(repo, parents[0]) if parents else {}
+    after: dict[str, str] = _git_get(repo, tree, "tree")
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    repo.history[sha] = ([p for p in parents if p in repo.history], changed)
+    return sha
+
+
+def _pull_diff(repo: Repo, pull: Pull) -> list[str]:
+    """The paths a tracked PR changes: its head's tree against the merge base's."""
+    base = repo.refs.get(f"heads/{pull.base_ref or repo.default_branch}")
+    if base is None or pull.head_sha not in repo.history:
+        return []
+    common = _history_ancestors(repo, base) & _history_ancestors(repo, pull.head_sha)
+    below = set().union(*(_history_ancestors(repo, c) - {c} for c in common)) if common else set()
+    merge_base = min(common - below) if common else None
+    before = _tree_of(repo, merge_base) if merge_base in repo.git else {}
+    after = _tree_of(repo, pull.head_sha)
+    return sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
 
 
 def _commit_json(s: GitHubStandIn, repo: Repo, sha: str) -> dict[str, Any]:
@@ -858,7 +948,7 @@ def _create_commit(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: st
     parents = [str(p) for p in b.get("parents") or []]
     for p in parents:
         _git_get(repo, p, "commit")
-    sha = _git_put(repo, "commit", (b["tree"], parents, str(b["message"])))
+    sha = _put_commit(repo, b["tree"], parents, str(b["message"]))
     return 201, {}, _commit_json(s, repo, sha)
 
 
@@ -1076,6 +1166,8 @@ def _get_files(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -
     pull = repo.pulls.get(int(m["number"]))
     if pull is None:
         raise ApiError(404, "Not Found")
+    if pull.tracked:
+        pull.files = _pull_diff(repo, pull)
     files = [
         {
             "sha": "1" * 40,
@@ -1092,6 +1184,70 @@ def _get_files(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -
         for f in pull.files
     ]
     return s._page(files, q, f"/repos/{repo.full_name}/pulls/{pull.number}/files")
+
+
+def _list_pulls(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    """``state`` (open, closed, all), ``head`` (``owner:branch``) and ``base`` filters, newest
+    first (GitHub's default order, by creation)."""
+    repo = s.repo_for(m)
+    state = (q.get("state") or ["open"])[0]
+    head = (q.get("head") or [""])[0]
+    base = (q.get("base") or [""])[0]
+    found = []
+    for pull in sorted(repo.pulls.values(), key=lambda p: -p.number):
+        owner = (pull.head_repo or repo.full_name).split("/")[0]
+        if state != "all" and pull.state != state:
+            continue
+        if head and head != f"{owner}:{pull.head_ref}":
+            continue
+        if base and base != (pull.base_ref or repo.default_branch):
+            continue
+        found.append(s.pull_json(repo, pull))
+    return s._page(found, q, f"/repos/{repo.full_name}/pulls")
+
+
+def _create_pull(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    head, base = str(b["head"]).split(":")[-1], str(b.get("base") or "")
+    if f"heads/{base}" not in repo.refs:
+        raise ApiError(422, "Validation Failed: base: invalid")
+    if f"heads/{head}" not in repo.refs:
+        raise ApiError(422, "Validation Failed: head: invalid")
+    for pull in repo.pulls.values():
+        if pull.state == "open" and pull.head_ref == head and pull.head_repo == repo.full_name:
+            raise ApiError(422, f"A pull request already exists for {head}.")
+    tip = repo.refs[f"heads/{head}"]
+    if tip == repo.refs[f"heads/{base}"]:
+        raise ApiError(422, f"No commits between {base} and {head}")
+    number = max([0, *repo.pulls, *repo.issues, *repo.issue_docs]) + 1
+    pull = Pull(number, login, tip, repo.full_name, head_ref=head)
+    pull.title, pull.body, pull.base_ref, pull.tracked = str(b["title"]), b.get("body"), base, True
+    if pull.body is not None:
+        _check_body(pull.body)
+    pull.draft = bool(b.get("draft"))
+    repo.pulls[number] = pull
+    s.add_user(login)
+    return 201, {}, s.pull_json(repo, pull)
+
+
+def _update_pull(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
+    repo = s.repo_for(m)
+    pull = repo.pulls.get(int(m["number"]))
+    if pull is None:
+        raise ApiError(404, "Not Found")
+    if pull.author != login and repo.roles.get(login) not in ("admin", "maintain", "write"):
+        raise ApiError(403, "Resource not accessible by integration")
+    if pull.merged and b.get("state") == "open":
+        raise ApiError(422, "Validation Failed: state cannot be changed, the PR was merged")
+    if "body" in b:
+        pull.body = None if b["body"] is None else _check_body(b["body"])
+    if "title" in b:
+        pull.title = str(b["title"])
+    if b.get("state") in ("open", "closed"):
+        pull.state = b["state"]
+        if pull.tracked and pull.state == "open":
+            pull.head_sha = repo.refs.get(f"heads/{pull.head_ref}", pull.head_sha)
+    return 200, {}, s.pull_json(repo, pull)
 
 
 def _get_permission(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -> Any:
@@ -1441,7 +1597,10 @@ def _app_token(s: GitHubStandIn, m: re.Match[str], q: Any, b: Any, login: str) -
 
 ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO, _get_repo),
+    ("GET", REPO + r"/pulls", _list_pulls),
+    ("POST", REPO + r"/pulls", _create_pull),
     ("GET", REPO + r"/pulls/(?P<number>\d+)", _get_pull),
+    ("PATCH", REPO + r"/pulls/(?P<number>\d+)", _update_pull),
     ("GET", REPO + r"/pulls/(?P<number>\d+)/files", _get_files),
     ("GET", REPO + r"/pulls/(?P<number>\d+)/reviews", _list_reviews),
     ("POST", REPO + r"/pulls/(?P<number>\d+)/reviews", _create_review),
@@ -1473,6 +1632,7 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO + r"/git/ref/(?P<ref>.+)", _get_ref),
     ("POST", REPO + r"/git/refs", _create_ref),
     ("PATCH", REPO + r"/git/refs/(?P<ref>.+)", _update_ref),
+    ("DELETE", REPO + r"/git/refs/(?P<ref>.+)", _delete_ref),
     ("GET", REPO + r"/git/commits/(?P<sha>[0-9a-f]{40})", _get_commit),
     ("POST", REPO + r"/git/commits", _create_commit),
     ("GET", REPO + r"/git/trees/(?P<sha>[0-9a-f]{40})", _get_tree),

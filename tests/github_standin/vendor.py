@@ -64,6 +64,11 @@ OPERATIONS = [
     ("/repos/{owner}/{repo}/git/trees/{tree_sha}", "get"),
     ("/repos/{owner}/{repo}/git/blobs", "post"),
     ("/repos/{owner}/{repo}/git/blobs/{file_sha}", "get"),
+    # The migration campaign: its branch (moved, or deleted once nothing is left) and its PR.
+    ("/repos/{owner}/{repo}/git/refs/{ref}", "delete"),
+    ("/repos/{owner}/{repo}/pulls", "get"),
+    ("/repos/{owner}/{repo}/pulls", "post"),
+    ("/repos/{owner}/{repo}/pulls/{pull_number}", "patch"),
 ]
 
 # (event, action, index in the package's example list for that event)

@@ -22,7 +22,7 @@ import click
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError, parse_shards
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.cli import adopt, lab, nightly
+from qnn_migrate.bot.cli import adopt, campaign, lab, nightly
 from qnn_migrate.bot.cli.common import (
     CATALOG_OPTION,
     EXIT_FAILED,
@@ -394,3 +394,4 @@ bot.add_command(lab.device_matrix)
 bot.add_command(nightly.nightly_group)
 bot.add_command(adopt.gate)
 bot.add_command(adopt.doctor)
+bot.add_command(campaign.campaign_group)

@@ -23,6 +23,7 @@ from github import Auth, Github, GithubException, GithubRetry
 
 from qnn_migrate.bot.github.gateway import (
     COMPARE_FILES_CAP,
+    CampaignPull,
     Comparison,
     DispatchedRun,
     FileBlob,
@@ -34,6 +35,7 @@ from qnn_migrate.bot.github.gateway import (
     PullRequest,
     Review,
     ReviewComment,
+    TreeFile,
 )
 from qnn_migrate.bot.github.settings import Settings
 
@@ -558,6 +560,131 @@ class PyGithubGateway:
                 raise NotFastForward(f"{branch} moved while this run wrote it: {exc}") from exc
             raise
         return sha
+
+    # ----- the migration campaign (``CampaignGateway``): its branch and its one PR
+
+    def commit_tree(self, commit: str) -> str:
+        doc = self._json("GET", f"/git/commits/{commit}", f"GET git/commits/{commit}")
+        return str(doc["tree"]["sha"])
+
+    def _campaign_pull(self, doc: dict[str, Any]) -> CampaignPull:
+        head = doc.get("head") or {}
+        base = doc.get("base") or {}
+        user = doc.get("user") or {}
+        return CampaignPull(
+            number=int(doc["number"]),
+            state=str(doc.get("state") or ""),
+            merged=bool(doc.get("merged") or doc.get("merged_at")),
+            author=str(user.get("login", "")),
+            head_ref=str(head.get("ref", "")),
+            head_sha=str(head.get("sha", "")),
+            base_ref=str(base.get("ref", "")),
+            title=str(doc.get("title") or ""),
+            body=str(doc.get("body") or ""),
+            html_url=str(doc.get("html_url") or ""),
+        )
+
+    def pulls_from(self, branch: str) -> list[CampaignPull]:
+        owner = self._name.split("/")[0]
+        # One page, newest first: a campaign's branch has had a handful of PRs.
+        docs = self._json(
+            "GET",
+            "/pulls",
+            f"GET pulls?head={owner}:{branch}",
+            state="all",
+            head=f"{owner}:{branch}",
+            per_page=100,
+        )
+        return [self._campaign_pull(doc) for doc in docs]
+
+    def create_commit(self, parent: str, files: list[TreeFile], message: str) -> str:
+        # Blobs, trees and commits are content-addressed: a POST repeated after a lost
+        # reply makes the same object again (a commit at most another orphan), never harm.
+        entries = []
+        for f in sorted(files, key=lambda f: f.path):
+            blob = self._json(
+                "POST",
+                "/git/blobs",
+                "POST git/blobs",
+                {"content": base64.b64encode(f.data).decode("ascii"), "encoding": "base64"},
+            )
+            entries.append({"path": f.path, "mode": f.mode, "type": "blob", "sha": blob["sha"]})
+        tree = self._json(
+            "POST",
+            "/git/trees",
+            "POST git/trees",
+            {"base_tree": self.commit_tree(parent), "tree": entries},
+        )
+        commit = self._json(
+            "POST",
+            "/git/commits",
+            "POST git/commits",
+            {"message": message, "tree": tree["sha"], "parents": [parent]},
+        )
+        return str(commit["sha"])
+
+    def move_branch(self, branch: str, sha: str, *, create: bool, force: bool) -> None:
+        try:
+            if create:
+                self._json(
+                    "POST",
+                    "/git/refs",
+                    "POST git/refs",
+                    {"ref": f"refs/heads/{branch}", "sha": sha},
+                    landed=lambda: True if self.branch_tip(branch) == sha else None,
+                )
+            else:
+                self._json(
+                    "PATCH",
+                    f"/git/refs/heads/{quote(branch)}",
+                    f"PATCH git/refs/heads/{branch}",
+                    {"sha": sha, "force": force},
+                )
+        except GatewayError as exc:
+            if exc.status == 422:  # "Reference already exists" / "not a fast forward"
+                raise NotFastForward(f"{branch} was not moved to {sha[:12]}: {exc}") from exc
+            raise
+
+    def delete_branch(self, branch: str) -> None:
+        with _call(f"DELETE git/refs/heads/{branch}"):
+            status, _, body = self._gh.requester.requestJson(
+                "DELETE", self._path(f"/git/refs/heads/{quote(branch)}")
+            )
+        if status not in (404, 422):  # gone already
+            _check(f"DELETE git/refs/heads/{branch}", status, body)
+
+    def create_pull(self, *, title: str, body: str, head: str, base: str) -> CampaignPull:
+        def landed() -> dict[str, Any] | None:
+            found = [p for p in self.pulls_from(head) if p.state == "open"]
+            if not found:
+                return None
+            doc: dict[str, Any] = self._json(
+                "GET", f"/pulls/{found[0].number}", f"GET pulls/{found[0].number}"
+            )
+            return doc
+
+        doc = self._json(
+            "POST",
+            "/pulls",
+            "POST pulls",
+            {"title": title, "body": body, "head": head, "base": base},
+            landed=landed,
+        )
+        return self._campaign_pull(doc)
+
+    def update_pull(
+        self,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> CampaignPull:
+        changes = {
+            k: v for k, v in (("title", title), ("body", body), ("state", state)) if v is not None
+        }
+        doc = self._json("PATCH", f"/pulls/{number}", f"PATCH pulls/{number}", changes)
+        return self._campaign_pull(doc)
 
 
 def gateway_for(settings: Settings) -> PyGithubGateway:

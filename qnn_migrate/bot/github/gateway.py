@@ -242,3 +242,78 @@ class NightlyGateway(Protocol):
         Returns the new commit's SHA.
         """
         ...
+
+
+# ----- the migration campaign (``bot/campaign``): its branch, its commits, its PR
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A file the campaign writes: its path in the tree, its bytes and its git mode."""
+
+    path: str
+    data: bytes
+    mode: str = "100644"  # "100755" for an executable file, kept as it was
+
+
+@dataclass(frozen=True)
+class CampaignPull:
+    """A PR from the campaign's branch, as the campaign reads and writes it."""
+
+    number: int
+    state: str  # "open" or "closed"
+    merged: bool
+    author: str
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    title: str
+    body: str
+    html_url: str = ""
+
+
+class CampaignGateway(Protocol):
+    """The GitHub calls of the migration campaign: the Git Data API for its branch (no
+    checkout holds a token) and the pulls API for its one PR."""
+
+    @property
+    def repo(self) -> str: ...
+
+    def default_branch(self) -> str: ...
+
+    def branch_tip(self, branch: str) -> str | None:
+        """The commit at the tip of ``branch``, or None when there is no such branch."""
+        ...
+
+    def commit_tree(self, commit: str) -> str:
+        """The tree of ``commit`` (GatewayError 404 when GitHub does not know the commit)."""
+        ...
+
+    def pulls_from(self, branch: str) -> list[CampaignPull]:
+        """PRs (open and closed) whose head is ``branch`` of this repository, newest first."""
+        ...
+
+    def create_commit(self, parent: str, files: list[TreeFile], message: str) -> str:
+        """A commit of ``files`` laid over ``parent``'s tree, with ``parent`` as its only
+        parent; the commit's SHA. No branch moves."""
+        ...
+
+    def move_branch(self, branch: str, sha: str, *, create: bool, force: bool) -> None:
+        """Create ``branch`` at ``sha``, or move it there (``force``: even when that is not a
+        fast-forward). NotFastForward when GitHub refuses: it exists, or it moved."""
+        ...
+
+    def delete_branch(self, branch: str) -> None:
+        """Delete ``branch`` (gone already: nothing to do)."""
+        ...
+
+    def create_pull(self, *, title: str, body: str, head: str, base: str) -> CampaignPull: ...
+
+    def update_pull(
+        self,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> CampaignPull: ...
