@@ -18,9 +18,12 @@ The order of checks is the security argument, so it is spelled out here:
 6. The PR is read now and its head SHA pinned (``auth.pin_problem``): a ``--sha`` must be
    the full head SHA, and it is required when someone who may not start runs could have
    pushed to the head branch (the PR's author, or the owner of the fork it lives in).
-7. Plan, check the caps, ``workflow_dispatch`` the device workflow on the default branch
-   with inputs ``pr``, ``sha``, ``shards`` (JSON), ``comment_id``; then 🚀, a reply that
-   echoes the SHA, the results comment set to "running", and a pending commit status.
+7. Plan and check the caps. The results comment is set to "running" and then the commit
+   status to pending, so that they never show an older command's outcome for this one.
+   Then ``workflow_dispatch`` the device workflow on the default branch with inputs
+   ``pr``, ``sha``, ``shards`` (JSON), ``comment_id``; 🚀; the run it replaces is
+   cancelled (only now: if that fails, the comment and the status still follow a run that
+   goes on, and the reply says so); a reply that echoes the SHA.
 """
 
 from __future__ import annotations
@@ -291,10 +294,6 @@ def _run(
     context = catalog.policy.status_context
     running = f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140]
     gw.set_status(sha, "pending", context, running, ctx.links.run_url)
-
-    if prior is not None and prior.phase is Phase.PENDING and prior.run_id is not None:
-        # One results comment tracks one run: a new command replaces the run in progress.
-        gw.cancel_run(prior.run_id)
     ref = ctx.dispatch_ref or gw.default_branch()
     inputs = {
         "pr": str(pull.number),
@@ -305,6 +304,7 @@ def _run(
     try:
         run = gw.dispatch(catalog.policy.device_workflow, ref, inputs)
     except GatewayError as exc:
+        _stop_previous(gw, prior)  # the comment no longer tracks it
         text = render.DISPATCH_FAILED.format(workflow=catalog.policy.device_workflow, error=exc)
         closed = state.with_phase(Phase.REFUSED, text)
         gw.edit_comment(results.id, render.render_closed(closed, ctx.links, "did not start", text))
@@ -313,6 +313,9 @@ def _run(
         return Outcome("failed", outcome.reason, the_plan, None, sha)
     talk.started = True
     gw.add_reaction(talk.comment_id, "rocket")
+    # One results comment tracks one run: the new run replaces the one in progress. Only
+    # now, so that a failure here leaves the comment and the status on a run that goes on.
+    not_stopped = _stop_previous(gw, prior)
     if run.run_id is not None or run.html_url:
         state = replace(state, run_id=run.run_id, run_url=run.html_url)
         results = _write_results(gw, pull.number, (results, None), state, ctx, shards)
@@ -328,9 +331,23 @@ def _run(
             socs=", ".join(the_plan.socs),
             run=f" [Workflow run]({run.html_url})." if run.html_url else "",
             results_url=results.html_url or ctx.links.comment(pull.number, results.id),
-        ),
+        )
+        + not_stopped,
     )
     return Outcome("dispatched", f"{len(the_plan.shards)} shard(s) at {sha}", the_plan, run, sha)
+
+
+def _stop_previous(gw: GitHubGateway, prior: RunState | None) -> str:
+    """Cancel the run the results comment tracked before; "" or the sentence saying it could
+    not be (it runs on, and its report finds the comment taken by a newer command)."""
+    if prior is None or prior.phase is not Phase.PENDING or prior.run_id is None:
+        return ""
+    try:
+        gw.cancel_run(prior.run_id)
+    except GatewayError as exc:
+        run = f" ([run]({prior.run_url}))" if prior.run_url else ""
+        return render.NOT_CANCELLED.format(run=run, error=str(exc)[:300])
+    return ""
 
 
 def _merge_base(gw: GitHubGateway, pull: PullRequest) -> str:

@@ -452,6 +452,10 @@ DISPATCH_FAILED = (
     "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
     "try again later or ask a maintainer to check the workflow."
 )
+NOT_CANCELLED = (
+    " The previous run{run} could not be cancelled ({error}): it runs on, and its results "
+    "will not replace this run's in the results comment."
+)
 INTERRUPTED = (
     "⚠️ GitHub's API failed while I handled this command: {error}. Nothing was started. {then}"
 )

@@ -18,7 +18,7 @@ from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
-from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
+from qnn_migrate.bot.pr.state import MARKER, Phase, RunState, find_results_comment
 
 from .support import CONV_FILE, HEAD, bot_comments, send
 
@@ -417,3 +417,39 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
     assert at_head[0].enable_x86_64 is bool(flags)  # the control: no flag, phones
     at_base = [s for s in shards if s.merge_base]
     assert [(s.sha, s.tests) for s in at_base] == ([(base, at_head[0].tests)] if base else [])
+
+
+def results_state(gh: GitHubStandIn) -> tuple[str, RunState]:
+    found = find_results_comment(gh_comments(gh), BOT_LOGIN)
+    assert found is not None and found[1] is not None
+    return found[0].body, found[1]
+
+
+def test_a_previous_run_that_cannot_be_cancelled_leaves_the_new_run_tracked(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """Issue 27: a 502 on cancelling the previous run released the claim after the results
+    comment and the status already showed the new command, which then never ran, and the
+    previous run's results were never shown either. The previous run is now cancelled only
+    once the new one has started: a failure there leaves the comment and the status on the
+    run that goes on, and the reply says the previous one could not be stopped."""
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (first,) = gh.runs()
+    gh.fail_next("POST", r"/actions/runs/\d+/cancel$", 502, count=20)
+    outcome, cid = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    second = gh.runs()[-1]
+    assert second.id != first.id and first.conclusion is None  # it could not be stopped
+    _, state = results_state(gh)
+    assert (state.phase, state.run_id, state.comment_id) == (Phase.PENDING, second.id, cid)
+    assert state.command["matrices"] == ["convert_linear_to_conv2d"]
+    status = gh.statuses(HEAD)[-1]
+    assert status["state"] == "pending" and str(status["target_url"]).endswith(f"/{second.id}")
+    assert gh.reactions(cid) == {"eyes": [BOT_LOGIN], "rocket": [BOT_LOGIN]}
+    reply = bot_comments(gh)[-1]
+    assert reply.startswith("🚀") and "could not be cancelled" in reply and "502" in reply
+    # Control: when GitHub cancels it, the reply says nothing of the kind.
+    gh.faults.clear()
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert second.conclusion == "cancelled"
+    assert "could not be cancelled" not in bot_comments(gh)[-1]
