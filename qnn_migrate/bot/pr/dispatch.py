@@ -19,7 +19,8 @@ The order of checks is the security argument, so it is spelled out here:
    the full head SHA, and it is required when someone who may not start runs could have
    pushed to the head branch (the PR's author, or the owner of the fork it lives in).
 7. Plan and check the caps. The results comment is set to "running" and then the commit
-   status to pending, so that they never show an older command's outcome for this one.
+   status to pending, so that they never show an older command's outcome for this one; if
+   GitHub refuses the status, the comment is put back as it was and the claim released.
    Then ``workflow_dispatch`` the device workflow on the default branch with inputs
    ``pr``, ``sha``, ``shards`` (JSON), ``comment_id``; 🚀; the run it replaces is
    cancelled (only now: if that fails, the comment and the status still follow a run that
@@ -293,7 +294,12 @@ def _run(
     results = _write_results(gw, pull.number, previous, state, ctx, shards)
     context = catalog.policy.status_context
     running = f"{the_plan.expected} tests on {', '.join(the_plan.socs)}: running"[:140]
-    gw.set_status(sha, "pending", context, running, ctx.links.run_url)
+    try:
+        gw.set_status(sha, "pending", context, running, ctx.links.run_url)
+    except GatewayError as exc:
+        # The status still shows what it showed: so must the comment (the claim is released).
+        _put_back(gw, ctx, previous, results, state, exc)
+        raise
     ref = ctx.dispatch_ref or gw.default_branch()
     inputs = {
         "pr": str(pull.number),
@@ -348,6 +354,27 @@ def _stop_previous(gw: GitHubGateway, prior: RunState | None) -> str:
         run = f" ([run]({prior.run_url}))" if prior.run_url else ""
         return render.NOT_CANCELLED.format(run=run, error=str(exc)[:300])
     return ""
+
+
+def _put_back(
+    gw: GitHubGateway,
+    ctx: BotContext,
+    previous: tuple[IssueComment, RunState | None] | None,
+    results: IssueComment,
+    state: RunState,
+    exc: GatewayError,
+) -> None:
+    """The results comment as it was before this command (or, if there was none, saying the
+    run did not start), after GitHub refused the status that goes with the new one."""
+    if previous is not None:
+        body = previous[0].body
+    else:
+        text = render.STATUS_REFUSED.format(error=str(exc)[:300])
+        closed = state.with_phase(Phase.REFUSED, text)
+        body = render.render_closed(closed, ctx.links, "did not start", text)
+    if body != results.body:
+        with contextlib.suppress(GatewayError):  # still failing: the reply and job log say it
+            gw.edit_comment(results.id, body)
 
 
 def _merge_base(gw: GitHubGateway, pull: PullRequest) -> str:

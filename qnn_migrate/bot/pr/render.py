@@ -456,6 +456,7 @@ NOT_CANCELLED = (
     " The previous run{run} could not be cancelled ({error}): it runs on, and its results "
     "will not replace this run's in the results comment."
 )
+STATUS_REFUSED = "GitHub refused the commit status for this run ({error}), so it was not started."
 INTERRUPTED = (
     "⚠️ GitHub's API failed while I handled this command: {error}. Nothing was started. {then}"
 )

@@ -453,3 +453,46 @@ def test_a_previous_run_that_cannot_be_cancelled_leaves_the_new_run_tracked(
     send(gh, gateway, ctx, "/qnn test canonicalize_conv")
     assert second.conclusion == "cancelled"
     assert "could not be cancelled" not in bot_comments(gh)[-1]
+
+
+def test_a_refused_status_puts_the_results_comment_back(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """Issue 27: a 422 on the status POST left the results comment naming the new command
+    and the status still on the previous one. The comment is now put back as it was (the
+    previous run goes on and reports there), and the claim is released for a re-run."""
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (first,) = gh.runs()
+    body_before, state_before = results_state(gh)
+    statuses_before = gh.statuses(HEAD)
+    gh.fail_next("POST", r"/statuses/[0-9a-f]{40}$", 422, message="Validation Failed")
+    outcome, cid = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    body, state = results_state(gh)
+    assert (body, state) == (body_before, state_before)  # names the first command and run
+    assert gh.statuses(HEAD) == statuses_before
+    assert len(gh.runs()) == 1 and first.conclusion is None  # still running, still tracked
+    assert gh.reactions(cid) == {"eyes": []}
+    reply = bot_comments(gh)[-1]
+    assert "422" in reply and "Nothing was started" in reply
+    # The job's re-run handles the command: comment, status and runs agree again.
+    again = redeliver(gh, gateway, ctx, cid)
+    assert again.action == "dispatched"  # type: ignore[attr-defined]
+    second = gh.runs()[-1]
+    _, state = results_state(gh)
+    assert (state.run_id, state.comment_id) == (second.id, cid)
+    assert str(gh.statuses(HEAD)[-1]["target_url"]).endswith(f"/{second.id}")
+    assert first.conclusion == "cancelled"
+
+
+def test_a_refused_status_on_a_first_run_leaves_no_running_comment(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """With no earlier results comment, the one just made says the run did not start."""
+    gh.fail_next("POST", r"/statuses/[0-9a-f]{40}$", 422, message="Validation Failed")
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    body, state = results_state(gh)
+    assert state.phase is Phase.REFUSED and "did not start" in body and "422" in body
+    assert gh.statuses(HEAD) == [] and gh.runs() == []
+    assert gh.reactions(cid) == {"eyes": []}
