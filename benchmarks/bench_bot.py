@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.render import Links, render_report
 from qnn_migrate.bot.pr.state import Phase, RunState
 from qnn_migrate.bot.pr.summary import summarize
@@ -46,12 +46,8 @@ def main() -> int:
     for _ in range(REPEATS):
         t0 = time.perf_counter()
         the_plan = plan(
-            {s: [Selection("suite", tests)] for s in socs},
+            PlanRequest({s: [Selection("suite", tests)] for s in socs}, "htp", 1126, SHA, 1),
             catalog=catalog,
-            backend="htp",
-            seed=1126,
-            sha=SHA,
-            pr=1,
         )
         t1 = time.perf_counter()
         results = [

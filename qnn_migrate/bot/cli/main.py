@@ -39,7 +39,7 @@ from qnn_migrate.bot.cli.common import (
     warn,
 )
 from qnn_migrate.bot.github.gateway import GatewayError
-from qnn_migrate.bot.model import SHA_RE, Baseline, ModelError
+from qnn_migrate.bot.model import SHA_RE, At, Baseline, ModelError, RunsOn
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 
 if TYPE_CHECKING:
@@ -259,8 +259,8 @@ def report_cmd(
     except ArtifactError as exc:
         fail(str(exc), EXIT_INPUT)
     # `--compare base`: the merge base's shards give programs to compare with, nothing else.
-    planned = [s for s in every if not s.merge_base]
-    at_base = [s for s in every if s.merge_base]
+    planned = [s for s in every if s.at is At.HEAD]
+    at_base = [s for s in every if s.at is At.MERGE_BASE]
     shas, prs = {s.sha for s in planned}, {s.pr for s in every}
     if len(shas) != 1 or len(prs) != 1 or len({s.sha for s in at_base}) > 1:
         fail(
@@ -362,7 +362,7 @@ def plan_cmd(
 
     No comment caps apply; names are still checked against the catalog.
     """
-    from qnn_migrate.bot.pr.plan import PlanError, Selection, plan
+    from qnn_migrate.bot.pr.plan import PlanError, PlanRequest, Selection, plan
 
     catalog = load_catalog(catalog_path)
     names = list(catalog.nightly_matrices if nightly else matrices)
@@ -373,15 +373,15 @@ def plan_cmd(
         fail(f"unknown or missing names: {', '.join(unknown) or 'no --matrix'}", EXIT_INPUT)
     selections = [Selection(m, catalog.matrices[m].tests) for m in names]
     try:
-        the_plan = plan(
+        request = PlanRequest(
             {s: selections for s in chosen},
-            catalog=catalog,
             backend=backend or catalog.defaults.backend,
             seed=catalog.defaults.seed if seed is None else seed,
             sha=sha,
             pr=pr,
-            simulator=sim,
+            runs_on=RunsOn.SIMULATOR if sim else RunsOn.PHONE,
         )
+        the_plan = plan(request, catalog=catalog)
     except (ModelError, PlanError) as exc:
         fail(str(exc), EXIT_INPUT)
     click.echo(the_plan.to_json())

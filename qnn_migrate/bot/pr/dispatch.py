@@ -42,6 +42,7 @@ from qnn_migrate.bot.github.gateway import (
     IssueComment,
     PullRequest,
 )
+from qnn_migrate.bot.model import At
 from qnn_migrate.bot.pr import auth, render
 from qnn_migrate.bot.pr.commands import (
     Action,
@@ -284,7 +285,7 @@ def _run(
     shards = [
         (
             f"{p.shard.soc} (merge base `{p.shard.sha[:7]}`)"
-            if p.shard.merge_base
+            if p.shard.at is At.MERGE_BASE
             else p.shard.soc,
             p.shard.matrix,
             len(p.shard.tests),

@@ -20,9 +20,9 @@ from urllib.parse import unquote, urlsplit
 
 from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import Status, Verdict
+from qnn_migrate.bot.model import RunsOn, Status, Verdict
 from qnn_migrate.bot.pr.commands import Action, Command
-from qnn_migrate.bot.pr.plan import COMPILE_ONLY, PHONE, SIMULATOR, repro_argv
+from qnn_migrate.bot.pr.plan import repro_argv
 from qnn_migrate.bot.pr.state import MARKER, RunState
 from qnn_migrate.bot.pr.summary import Failure, Group, Summary
 
@@ -83,24 +83,28 @@ class Links:
         return f"{self.repo_url}/commit/{sha}"
 
 
-def _place(soc: str, mode: str) -> str:
-    """The SoC column: the SoC, and the mode when the results are not from a phone."""
-    return soc if mode == PHONE else f"{soc} ({mode})"
+def _place(soc: str, where: RunsOn) -> str:
+    """The SoC column: the SoC, and where it ran when the results are not from a phone."""
+    return soc if where is RunsOn.PHONE else f"{soc} ({where.label})"
 
 
 def _modes_line(summary: Summary) -> str:
     """Where the results came from, when not only from phones (kept apart in the tables)."""
-    modes = list(dict.fromkeys(g.mode for g in summary.groups))
-    if modes in ([], [PHONE]):
+    modes = list(dict.fromkeys(g.runs_on for g in summary.groups))
+    if modes in ([], [RunsOn.PHONE]):
         return ""
-    names = {PHONE: "phones", SIMULATOR: "the x86 HTP simulator", COMPILE_ONLY: "compile only"}
+    names = {
+        RunsOn.PHONE: "phones",
+        RunsOn.SIMULATOR: "the x86 HTP simulator",
+        RunsOn.COMPILE_ONLY: "compile only",
+    }
     return (
         "Results from "
-        + ", ".join(names.get(m, m) for m in modes)
+        + ", ".join(names[m] for m in modes)
         + (
             "; simulator results are compared with the simulator's own nightly history, never "
             "with phones'."
-            if SIMULATOR in modes
+            if RunsOn.SIMULATOR in modes
             else ""
         )
     )
@@ -109,8 +113,9 @@ def _modes_line(summary: Summary) -> str:
 def _where_it_ran(group: Group) -> str:
     """Which phones ran the group, and whether a shard was retried after an INFRA failure."""
     text = ""
-    if group.mode != PHONE:
-        text += f" · on the {group.mode}" if group.mode == SIMULATOR else f" · {group.mode}"
+    where = group.runs_on
+    if where is not RunsOn.PHONE:
+        text += f" · on the {where.label}" if where is RunsOn.SIMULATOR else f" · {where.label}"
     if group.devices:
         # Serials come from result files written next to PR code, and markdown is not
         # rendered inside <summary>: keep only the characters a serial or host:port has.
@@ -215,7 +220,7 @@ def _counts_row(group: Group, links: Links, max_logs: int) -> str:
         logs += f" +{len(urls) - max_logs}"
     mark = "✅" if group.ok else "❌"
     return (
-        f"| {mark} {_place(group.soc, group.mode)} | `{group.matrix}` | {counts} | "
+        f"| {mark} {_place(group.soc, group.runs_on)} | `{group.matrix}` | {counts} | "
         f"{group.ran} of {group.expected} | {logs} |"
     )
 
@@ -227,7 +232,7 @@ def _failure_rows(failures: Sequence[Failure], links: Links, with_messages: bool
         log_cell = f"[log]({log})" if log else ""
         message = escape(f.result.message) if with_messages else ""
         rows.append(
-            f"| {_place(f.soc, f.mode)} | `{f.result.test_id}` | {ICON[f.result.status]} | "
+            f"| {_place(f.soc, f.runs_on)} | `{f.result.test_id}` | {ICON[f.result.status]} | "
             f"**{f.verdict.value}** | {log_cell} | {message} |"
         )
     return rows
@@ -240,9 +245,9 @@ def _repro(summary: Summary, catalog: Catalog, state: RunState) -> str:
     the simulator, which runs on the host."""
     command = state.command
     lines = []
-    by_place: dict[tuple[str, str], tuple[Failure, list[str]]] = {}
+    by_place: dict[tuple[str, RunsOn], tuple[Failure, list[str]]] = {}
     for f in summary.failures:
-        entry = by_place.setdefault((f.soc, f.mode), (f, []))
+        entry = by_place.setdefault((f.soc, f.runs_on), (f, []))
         entry[1].append(f.result.test_id)
     for (soc, _), (first, tests) in by_place.items():
         unique = list(dict.fromkeys(tests))

@@ -16,6 +16,7 @@ from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
+from qnn_migrate.bot.model import At, RunsOn
 from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, RunState, find_results_comment
@@ -362,11 +363,11 @@ def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
     again = redeliver(gh, gateway, ctx, cid)
     assert again.action == "dispatched"  # type: ignore[attr-defined]
     shards = [p.shard for p in Plan.from_json(gh.runs()[0].inputs["shards"]).shards]
-    assert [(s.id[:9], s.sha, s.merge_base) for s in shards] == [
-        ("sim-sm865", HEAD, False),
-        ("sim-sm865", HEAD, False),
-        ("sim-base-", "1" * 40, True),
-        ("sim-base-", "1" * 40, True),
+    assert [(s.id[:9], s.sha, s.at) for s in shards] == [
+        ("sim-sm865", HEAD, At.HEAD),
+        ("sim-sm865", HEAD, At.HEAD),
+        ("sim-base-", "1" * 40, At.MERGE_BASE),
+        ("sim-base-", "1" * 40, At.MERGE_BASE),
     ]
 
 
@@ -380,7 +381,7 @@ def test_a_retry_of_compare_base_runs_the_merge_base_again(
     outcome, _ = send(gh, gateway, ctx, "/qnn retry")
     assert outcome.action == "dispatched"  # type: ignore[attr-defined]
     retried = [p.shard for p in Plan.from_json(gh.runs()[-1].inputs["shards"]).shards]
-    assert sum(s.merge_base for s in retried) == 2 and len(retried) == 4
+    assert sum(s.at is At.MERGE_BASE for s in retried) == 2 and len(retried) == 4
     results = find_results_comment(gateway.comments(7), BOT_LOGIN)
     assert results is not None and results[1] is not None
     assert results[1].command["compare"] == "base"
@@ -412,10 +413,10 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
     )
     base = "1" * 40 if "compare" in flags else None
     shards = [p.shard for p in dispatch._plan_failed(prior, ctx, command, HEAD, 7, base).shards]
-    at_head = [s for s in shards if not s.merge_base]
+    at_head = [s for s in shards if s.at is At.HEAD]
     assert [s.tests for s in at_head] == [("TestQNNQuantizedOperator.test_qnn_backend_conv1d",)]
-    assert at_head[0].enable_x86_64 is bool(flags)  # the control: no flag, phones
-    at_base = [s for s in shards if s.merge_base]
+    assert at_head[0].runs_on is (RunsOn.SIMULATOR if flags else RunsOn.PHONE)  # control: phones
+    at_base = [s for s in shards if s.at is At.MERGE_BASE]
     assert [(s.sha, s.tests) for s in at_base] == ([(base, at_head[0].tests)] if base else [])
 
 

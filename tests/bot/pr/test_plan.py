@@ -7,7 +7,7 @@ import json
 import pytest
 
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import ModelError
+from qnn_migrate.bot.model import ModelError, RunsOn
 from qnn_migrate.bot.pr.commands import parse
 from qnn_migrate.bot.pr.plan import (
     ADHOC,
@@ -120,13 +120,15 @@ def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
         "sim-sm8650-other_backends-1",
         "sim-sm8650-other_backends-2",
     ]
-    assert all(s.shard.enable_x86_64 and s.runs_on == sim.runner_labels for s in other)
+    assert all(
+        s.shard.runs_on is RunsOn.SIMULATOR and s.runs_on == sim.runner_labels for s in other
+    )
     assert sorted(t for s in other for t in s.shard.tests) == sorted(
         catalog.matrices["other_backends"].tests
     )
     # The QNN matrix still runs on both SoCs' phones.
     assert {s.shard.soc for s in p.shards if s.shard.matrix == CONV} == {"SM8650", "SM8750"}
-    assert not any(s.shard.enable_x86_64 for s in p.shards if s.shard.matrix == CONV)
+    assert {s.shard.runs_on for s in p.shards if s.shard.matrix == CONV} == {RunsOn.PHONE}
     # And the device workflow's plan job takes the list that crossed the dispatch.
     assert len(device_matrix([s.shard for s in p.shards], catalog, sha=SHA, pr=9)["include"]) == 6
     # Rerun by hand: the entry by module name, not the report host's path to it.

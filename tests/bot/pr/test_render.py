@@ -7,7 +7,7 @@ import pytest
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.commands import parse
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
 from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase, RunState
 from qnn_migrate.bot.pr.summary import summarize
@@ -96,12 +96,8 @@ def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> No
     ids = sorted(catalog.test_ids)
     socs = list(catalog.socs)[:20]
     the_plan = plan(
-        {s: [Selection("all", tuple(ids))] for s in socs},
+        PlanRequest({s: [Selection("all", tuple(ids))] for s in socs}, "htp", 1126, SHA, 7),
         catalog=catalog,
-        backend="htp",
-        seed=1126,
-        sha=SHA,
-        pr=7,
     )
     results = [
         ShardResult.complete(
