@@ -63,7 +63,9 @@ def main() -> int:
         ]
         t2 = time.perf_counter()
         summary = summarize(results, baseline)
-        body = render_report(summary, state, links, catalog, baseline_label="nightly")
+        body = render_report(
+            summary, state, links, catalog, baseline_label="nightly", command_text="/qnn test"
+        )
         t3 = time.perf_counter()
         best_plan = min(best_plan, t1 - t0)
         best_render = min(best_render, t3 - t2)

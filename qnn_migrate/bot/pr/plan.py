@@ -29,7 +29,6 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import OTHER_BACKENDS_DRIVER, Catalog, Limits
 from qnn_migrate.bot.model import HOST_FIELDS, At, HostShard, RunsOn, Shard, Suite
 from qnn_migrate.bot.pr import balance
-from qnn_migrate.bot.pr.commands import Command
 
 ADHOC = "tests"  # the pseudo-matrix of test ids named in a comment
 SIM_PREFIX = "sim-"
@@ -126,36 +125,6 @@ class Plan:
         """Read the dispatch input back (``artifacts``); raises ModelError on any problem."""
         entries = artifacts.parse_planned(text, "shards input")
         return cls(tuple(PlannedShard(e.shard, e.runs_on) for e in entries))
-
-
-def select(
-    command: Command, catalog: Catalog, changed_files: Sequence[str] | None = None
-) -> tuple[Selection, ...]:
-    """The tests a test command names, resolving ``auto`` against the PR's changed files.
-
-    A test in two selected matrices runs once, under the first.
-    """
-    names = list(command.matrices)
-    if command.auto:
-        files = list(changed_files or ())
-        guarded = catalog.matrices_for_paths(files)
-        if not guarded and not (names or command.tests):
-            raise PlanError(
-                f"`auto` found no matrix guarding the {len(files)} file(s) this PR changes. "
-                "Name a matrix: " + ", ".join(f"`{m}`" for m in catalog.matrices) + "."
-            )
-        names += [m for m in guarded if m not in names]
-    seen: set[str] = set()
-    out: list[Selection] = []
-    for name in names:
-        tests = tuple(t for t in catalog.matrices[name].tests if t not in seen)
-        seen.update(tests)
-        if tests:
-            out.append(Selection(name, tests))
-    adhoc = tuple(t for t in command.tests if t not in seen)
-    if adhoc:
-        out.append(Selection(ADHOC, adhoc))
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -283,48 +252,6 @@ def check_simulator(catalog: Catalog, socs: Sequence[str], backend: str) -> None
         raise PlanError(
             f"the simulator tier runs backend(s) {', '.join(sim.backends)}, not {backend}"
         )
-
-
-def plan_command(
-    command: Command,
-    selections: Sequence[Selection],
-    *,
-    catalog: Catalog,
-    sha: str,
-    pr: int | None,
-    durations: Mapping[str, float] | None = None,
-    merge_base: str | None = None,
-) -> Plan:
-    """The same selections on every SoC the command names; with ``merge_base`` (a commit, for
-    ``--compare base``), the same shards again at that commit, after the PR's."""
-    work = {soc: list(selections) for soc in command.socs}
-    return plan_at_head_and_base(
-        work, command, catalog=catalog, sha=sha, pr=pr, durations=durations, merge_base=merge_base
-    )
-
-
-def plan_at_head_and_base(
-    work: Mapping[str, Sequence[Selection]],
-    command: Command,
-    *,
-    catalog: Catalog,
-    sha: str,
-    pr: int | None,
-    durations: Mapping[str, float] | None,
-    merge_base: str | None,
-) -> Plan:
-    """``work`` at the PR's ``sha`` on the command's tier, then (``merge_base``: a commit)
-    the same work at the merge base, on the simulator tier."""
-    at_head = PlanRequest(
-        work,
-        command.backend,
-        command.seed,
-        sha,
-        pr,
-        RunsOn.SIMULATOR if command.simulator else RunsOn.PHONE,
-    )
-    requests = [at_head] if merge_base is None else [at_head, at_head.at_merge_base(merge_base)]
-    return plan(*requests, catalog=catalog, durations=durations)
 
 
 def check_limits(p: Plan, limits: Limits) -> None:

@@ -13,15 +13,13 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import RunsOn, Status, Verdict
-from qnn_migrate.bot.pr.commands import Action, Command
 from qnn_migrate.bot.pr.plan import repro_argv
 from qnn_migrate.bot.pr.state import MARKER, RunState
 from qnn_migrate.bot.pr.summary import Failure, Group, Summary
@@ -128,33 +126,13 @@ def _where_it_ran(group: Group) -> str:
     return text
 
 
-def _origin(state: RunState, links: Links) -> str:
+def _origin(state: RunState, links: Links, command_text: str) -> str:
     if not state.requested_by:  # no record of the command (e.g. the comment was deleted)
         return "Device run (its /qnn command is not on record)"
     return (
-        f"`{_command_text(state.command)}` from @{state.requested_by} "
+        f"`{command_text}` from @{state.requested_by} "
         f"([comment]({links.comment(state.pr, state.comment_id)}))"
     )
-
-
-def _command_text(command: Mapping[str, Any]) -> str:
-    if isinstance(command, Mapping):
-        try:
-            return Command(
-                action=Action(command["action"]),
-                matrices=tuple(command.get("matrices", ())),
-                tests=tuple(command.get("tests", ())),
-                auto=bool(command.get("auto")),
-                socs=tuple(command.get("socs", ())),
-                backend=str(command.get("backend", "")),
-                seed=int(command.get("seed", 0)),
-                failed_only=bool(command.get("failed_only")),
-                simulator=bool(command.get("simulator")),
-                compare=str(command.get("compare", "")),
-            ).canonical()
-        except (KeyError, ValueError, TypeError):
-            return "/qnn"
-    return "/qnn"
 
 
 def _pin(state: RunState, links: Links) -> str:
@@ -162,11 +140,12 @@ def _pin(state: RunState, links: Links) -> str:
 
 
 def render_pending(
-    state: RunState, links: Links, shards: Sequence[tuple[str, str, int]], catalog: Catalog
+    state: RunState, links: Links, shards: Sequence[tuple[str, str, int]], *, command_text: str
 ) -> str:
     """The results comment right after dispatch: what will run, where, at which commit.
 
-    ``shards`` holds (soc, matrix, number of tests) per shard.
+    ``shards`` holds (soc, matrix, number of tests) per shard; ``command_text`` is the
+    stored command as it reads (``VerbTable.describe``), in this and every renderer below.
     """
     by_group: dict[tuple[str, str], list[int]] = {}
     for soc, matrix, n in shards:
@@ -180,7 +159,7 @@ def render_pending(
     return (
         f"{MARKER}\n"
         f"## {HEAD['pending']} QNN device tests: running\n\n"
-        f"{_origin(state, links)}{f' ({state.note})' if state.note else ''}\n\n"
+        f"{_origin(state, links, command_text)}{f' ({state.note})' if state.note else ''}\n\n"
         f"Pinned to {_pin(state, links)} · {len(shards)} shard(s), {total} test runs{run}\n\n"
         "| SoC | matrix | tests | shards | status |\n|---|---|---:|---:|---|\n"
         f"{rows}\n\n"
@@ -189,13 +168,15 @@ def render_pending(
     )
 
 
-def render_closed(state: RunState, links: Links, title: str, note: str) -> str:
+def render_closed(
+    state: RunState, links: Links, title: str, note: str, *, command_text: str
+) -> str:
     """The results comment when a run was cancelled or refused to start."""
     icon = "⚠️"
     return (
         f"{MARKER}\n"
         f"## {icon} QNN device tests: {title}\n\n"
-        f"{_origin(state, links)}\n\n"
+        f"{_origin(state, links, command_text)}\n\n"
         f"Pinned to {_pin(state, links)}.\n\n"
         f"{note}\n\n"
         "Start again with `/qnn retry` (or a new `/qnn test ...`).\n"
@@ -280,12 +261,13 @@ def _report_body(
     level: int,
     max_failures: int | None,
     programs: str = "",
+    command_text: str,
 ) -> str:
     out = [
         MARKER,
         f"## {HEAD[summary.state]} QNN device tests: {summary.headline}",
         "",
-        _origin(state, links),
+        _origin(state, links, command_text),
         "",
         f"Pinned to {_pin(state, links)} · ran **{summary.ran} of {summary.expected}** expected "
         f"tests on {len({g.soc for g in summary.groups})} SoC(s) · baseline: {baseline_label}"
@@ -363,6 +345,7 @@ def render_report(
     head_sha: str | None = None,
     limit: int = COMMENT_LIMIT,
     programs: str = "",
+    command_text: str,
 ) -> str:
     """The results comment, folded as much as needed to fit ``limit`` UTF-8 bytes.
 
@@ -382,6 +365,7 @@ def render_report(
             level=level,
             max_failures=max_failures,
             programs=programs,
+            command_text=command_text,
         )
 
     def fits(text: str) -> bool:
@@ -409,67 +393,3 @@ def render_report(
         keep -= 1
         text = body(3, keep)
     return text
-
-
-# Short replies to a /qnn comment. Each says what happened and what to do next.
-
-ACCEPTED = (
-    "🚀 Running `{command}` at [`{sha}`]({commit_url}) (the PR head when the command was "
-    "accepted): {shards} shard(s), {tests} test runs on {socs}.{run} Results will appear in "
-    "the [results comment]({results_url}). If the head moves before the run starts, the run "
-    "refuses."
-)
-NOT_ALLOWED = (
-    "😕 @{login}, device runs can be started only by collaborators with {roles} permission "
-    "on {repo} (yours: `{role}`). Ask a maintainer to comment `{command}`."
-)
-NEEDS_SHA = (
-    "😕 This PR's author (@{author}) cannot start device runs, so the command must name the "
-    "commit you reviewed, or a later push could run instead. The head is now `{head}`; if "
-    "that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
-)
-NEEDS_SHA_FORK = (
-    "😕 The head branch lives in {repo}, whose owner cannot start device runs, so the command "
-    "must name the commit you reviewed, or a later push there could run instead. The head is "
-    "now `{head}`; if that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
-)
-SHA_NOT_FULL = (
-    "😕 `--sha {given}` is not a full commit SHA. Name the commit you reviewed by all 40 "
-    "hexadecimal digits (a short prefix can be matched by another commit), e.g. "
-    "`--sha {head}` if that is it."
-)
-SHA_MISMATCH = (
-    "😕 The command names commit `{given}`, but the PR head is `{head}`. Review the new "
-    "commits, then comment again with `--sha {head}`."
-)
-NOT_OPEN = "😕 PR #{pr} is {state}; device runs are started only on open PRs."
-COMMAND_ERROR = "😕 {error}\n\nSee `/qnn help` for the commands, or try one offline with `qnn-migrate bot parse`."
-NOTHING_TO_RETRY = (
-    "😕 There is no earlier device run on this PR to retry. Start one with `/qnn test`."
-)
-NOTHING_FAILED = "😕 Nothing failed in the last run (at `{sha}`); nothing to retry."
-NOT_REPORTED = (
-    "😕 The last run (at `{sha}`) has not reported yet; `/qnn retry failed` needs its results."
-)
-NOTHING_TO_CANCEL = "😕 No device run is in progress on this PR."
-CANCELLED = "🛑 Cancelled the device run at `{sha}`{run}, as @{login} asked."
-DISPATCH_FAILED = (
-    "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
-    "try again later or ask a maintainer to check the workflow."
-)
-NOT_CANCELLED = (
-    " The previous run{run} could not be cancelled ({error}): it runs on, and its results "
-    "will not replace this run's in the results comment."
-)
-STATUS_REFUSED = "GitHub refused the commit status for this run ({error}), so it was not started."
-INTERRUPTED = (
-    "⚠️ GitHub's API failed while I handled this command: {error}. Nothing was started. {then}"
-)
-INTERRUPTED_RELEASED = (
-    "I took my 👀 back, so re-running the failed job of this workflow run handles the "
-    "command again; or post it again."
-)
-INTERRUPTED_KEPT = (
-    "My 👀 could not be taken back, so a re-run would skip this comment: post the command "
-    "again in a new comment."
-)

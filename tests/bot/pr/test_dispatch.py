@@ -17,7 +17,8 @@ from github_standin.server import GitHubStandIn
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
 from qnn_migrate.bot.model import At, RunsOn
-from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
+from qnn_migrate.bot.pr.context import BotContext
+from qnn_migrate.bot.pr.dispatch import handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, RunState, find_results_comment
 
@@ -393,12 +394,12 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
 ) -> None:
     """`/qnn retry failed` of a `--sim` (or `--compare base`) run went to phones: the failed
     tests' shards dropped the simulator tier, and a compare lost its merge base's shards."""
-    from qnn_migrate.bot.pr import dispatch
     from qnn_migrate.bot.pr.commands import parse
-    from qnn_migrate.bot.pr.state import RunState
+    from qnn_migrate.bot.pr.verbs.retry import failed_work
+    from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
     command = parse(f"/qnn test canonicalize_conv {flags}", ctx.catalog)
-    assert command is not None
+    assert isinstance(command, TestCommand)
     prior = RunState(
         phase=Phase.REPORTED,
         pr=7,
@@ -412,7 +413,9 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
         failed_total=1,
     )
     base = "1" * 40 if "compare" in flags else None
-    shards = [p.shard for p in dispatch._plan_failed(prior, ctx, command, HEAD, 7, base).shards]
+    work = failed_work(prior, ctx.catalog)
+    planned = plan_command(command, ctx.catalog, sha=HEAD, pr=7, work=work, merge_base=base)
+    shards = [p.shard for p in planned.shards]
     at_head = [s for s in shards if s.at is At.HEAD]
     assert [s.tests for s in at_head] == [("TestQNNQuantizedOperator.test_qnn_backend_conv1d",)]
     assert at_head[0].runs_on is (RunsOn.SIMULATOR if flags else RunsOn.PHONE)  # control: phones

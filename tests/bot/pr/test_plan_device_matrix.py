@@ -153,19 +153,17 @@ def test_plan_with_sim_makes_simulator_shards_on_simulator_labels() -> None:
 
 def test_a_sim_command_from_the_grammar_plans_simulator_shards() -> None:
     from qnn_migrate.bot.pr.commands import parse
+    from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
     command = parse("/qnn test canonicalize_conv --sim", CATALOG)
-    assert command is not None and command.simulator
-    selections = plan_mod.select(command, CATALOG)
-    planned = plan_mod.plan_command(command, selections, catalog=CATALOG, sha=SHA, pr=7)
+    assert isinstance(command, TestCommand) and command.runs_on is RunsOn.SIMULATOR
+    planned = plan_command(command, CATALOG, sha=SHA, pr=7)
     assert planned.shards and all(p.shard.runs_on is RunsOn.SIMULATOR for p in planned.shards)
     assert {p.runs_on[-1] for p in planned.shards} == {"x86-simulator"}
     phones = parse("/qnn test canonicalize_conv", CATALOG)
-    assert phones is not None
-    on_phones = plan_mod.plan_command(
-        phones, plan_mod.select(phones, CATALOG), catalog=CATALOG, sha=SHA, pr=7
-    )
-    assert not any(p.shard.runs_on is RunsOn.SIMULATOR for p in on_phones.shards)
+    assert isinstance(phones, TestCommand)
+    on_phones = plan_command(phones, CATALOG, sha=SHA, pr=7)
+    assert {p.shard.runs_on for p in on_phones.shards} == {RunsOn.PHONE}
 
 
 def test_device_matrix_for_good_shards() -> None:

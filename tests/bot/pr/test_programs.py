@@ -21,6 +21,7 @@ from qnn_migrate.bot.pr.programs import (
 )
 from qnn_migrate.bot.pr.render import COMMENT_LIMIT, render_report
 from qnn_migrate.bot.pr.summary import summarize
+from qnn_migrate.bot.pr.verbs import VERBS
 from qnn_migrate.bot.programs import Comparison, ProgramVerdict, parse_test
 
 from ..support import (
@@ -104,6 +105,7 @@ def test_the_programs_section_golden(catalog: Catalog, tmp_path: Path) -> None:
         catalog,
         baseline_label="nightly at `babe11111111`",
         programs=section,
+        command_text=VERBS.describe(_state(catalog).command),
     )
     check_golden("programs-report.md", body)
     assert section in body
@@ -168,6 +170,7 @@ def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> No
         catalog,
         baseline_label="no nightly baseline",
         programs=section,
+        command_text=VERBS.describe(_state(catalog).command),
     )
     assert len(body.encode("utf-8")) <= COMMENT_LIMIT
     assert section in body and "more failures; see the logs" in body
