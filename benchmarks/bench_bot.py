@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.render import Links, render_report
 from qnn_migrate.bot.pr.state import Phase, RunState
 from qnn_migrate.bot.pr.summary import summarize
@@ -46,12 +46,8 @@ def main() -> int:
     for _ in range(REPEATS):
         t0 = time.perf_counter()
         the_plan = plan(
-            {s: [Selection("suite", tests)] for s in socs},
+            PlanRequest({s: [Selection("suite", tests)] for s in socs}, "htp", 1126, SHA, 1),
             catalog=catalog,
-            backend="htp",
-            seed=1126,
-            sha=SHA,
-            pr=1,
         )
         t1 = time.perf_counter()
         results = [
@@ -67,7 +63,9 @@ def main() -> int:
         ]
         t2 = time.perf_counter()
         summary = summarize(results, baseline)
-        body = render_report(summary, state, links, catalog, baseline_label="nightly")
+        body = render_report(
+            summary, state, links, catalog, baseline_label="nightly", command_text="/qnn test"
+        )
         t3 = time.perf_counter()
         best_plan = min(best_plan, t1 - t0)
         best_render = min(best_render, t3 - t2)

@@ -45,7 +45,9 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import load as load_catalog
 from qnn_migrate.bot.github.gateway import FileBlob
 from qnn_migrate.bot.pr import migrate, suggestions
-from qnn_migrate.bot.pr.commands import Action, Command, CommandError, parse
+from qnn_migrate.bot.pr.commands import parse
+from qnn_migrate.bot.pr.grammar import CommandError
+from qnn_migrate.bot.pr.verbs.migrate import MigrateCommand
 from qnn_migrate.codemods import reexports
 from qnn_migrate.codemods.engine import FileResult, RuleOptions
 from qnn_migrate.codemods.findings import Unfixable
@@ -118,7 +120,7 @@ def new_review(old: str, new: str) -> object:
     return migrate.build_review(
         [item],
         sha="c" * 40,
-        command=Command(Action.MIGRATE, target="qnn-passes"),
+        command=MigrateCommand(target="qnn-passes"),
         version="0",
         rewrite=SiteEveryLineRewrite(new, count),
     )

@@ -128,7 +128,10 @@ def test_bot_parse_without_the_bot_extra_says_how_to_install_it() -> None:
 @pytest.mark.parametrize(
     ("missing", "argv"),
     [
-        ("markdown_it", ["bot", "plan", "--matrix", "canonicalize_conv", "--sha", "f" * 40]),
+        (
+            "markdown_it",
+            ["bot", "on-event", "--event-name", "issue_comment", "--event-path", "{file}"],
+        ),
         ("defusedxml", ["bot", "run-shard", "--shard", "{file}"]),
         ("github", ["bot", "check-head", "--pr", "1", "--sha", "f" * 40]),
     ],

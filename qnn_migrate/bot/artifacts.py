@@ -231,7 +231,7 @@ def parse_shards(data: str | bytes, where: str) -> list[Shard]:
     items = doc if isinstance(doc, list) else [doc]
     shards = []
     for item in items:
-        if isinstance(item, dict) and "runs_on" in item:
+        if isinstance(item, dict) and "shard" in item:  # (a shard's own runs_on says where)
             shards.append(_planned_entry(item, where).shard)
         else:
             shards.append(_shard(item, where))

@@ -75,12 +75,106 @@ def _known(doc: Mapping[str, Any], fields: Iterable[str], what: str) -> None:
         raise ModelError(f"unknown {what} field(s): {', '.join(u[:40] for u in unknown[:5])}")
 
 
+class RunsOn(StrEnum):
+    """Where a shard runs."""
+
+    PHONE = "phone"  # a phone of the shard's SoC, through adb
+    SIMULATOR = "x86-simulator"  # the x86 HTP simulator: lowered and run on the host
+    COMPILE_ONLY = "compile-only"  # lowered only (never planned; the lab refuses it)
+
+    @property
+    def label(self) -> str:
+        """How reports and baselines name it: ``phone``, ``x86 simulator``, ``compile only``."""
+        return self.value.replace("-", " ")
+
+
+class At(StrEnum):
+    """Whose commit a shard runs."""
+
+    HEAD = "head"  # the commit under test: the PR's pinned head, or the nightly's
+    # `/qnn test ... --compare base`: the PR's merge base, on the simulator tier; its
+    # programs are what the PR's are compared with, and its pass/fail counts for nothing.
+    MERGE_BASE = "merge-base"
+
+
+class Suite(StrEnum):
+    """Which tests a shard's matrix holds."""
+
+    QNN = "qnn"  # test_qnn_delegate.py's
+    # ExecuTorch's own XNNPACK/portable tests (catalog ``modules``): their programs have a
+    # baseline and a place in the comment of their own, apart from the QNN simulator's.
+    OTHER_BACKENDS = "other-backends"
+
+
+# Keys of the shard JSON before RunsOn, At and Suite (runs dispatched then are still read).
+_LEGACY_KEYS = ("enable_x86_64", "compile_only", "merge_base", "other_backends")
+# What a runner host fills in (``HostShard``): a planned shard leaves them out.
+HOST_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
+
+
+def _enum(doc: Mapping[str, Any], key: str, kind: type[StrEnum], default: StrEnum) -> Any:
+    value = doc.get(key)
+    if value is None:
+        return default
+    try:
+        return kind(value)
+    except ValueError as exc:
+        choices = ", ".join(repr(k.value) for k in kind)
+        raise ModelError(
+            f"field {key!r} must be one of {choices}, got {str(value)[:40]!r}"
+        ) from exc
+
+
+def _placement(doc: Mapping[str, Any]) -> tuple[RunsOn, At, Suite]:
+    """Where, whose and which suite, from either form of the shard JSON."""
+    legacy = [k for k in _LEGACY_KEYS if k in doc]
+    if not legacy:
+        return (
+            _enum(doc, "runs_on", RunsOn, RunsOn.PHONE),
+            _enum(doc, "at", At, At.HEAD),
+            _enum(doc, "suite", Suite, Suite.QNN),
+        )
+    mixed = [k for k in ("runs_on", "at", "suite") if k in doc]
+    if mixed:
+        raise ModelError(
+            f"a shard says where it runs either by {', '.join(mixed)} or, as before, by "
+            f"{', '.join(legacy)}; not both"
+        )
+    flags: dict[str, bool] = {}
+    for key in legacy:
+        value = doc[key]
+        if value is not None and not isinstance(value, bool):
+            raise ModelError(f"field {key!r} has type {type(value).__name__}")
+        flags[key] = bool(value)
+    if flags.get("enable_x86_64") and flags.get("compile_only"):
+        raise ModelError("enable_x86_64 and compile_only are both set: a shard runs in one place")
+    runs_on = (
+        RunsOn.COMPILE_ONLY
+        if flags.get("compile_only")
+        else RunsOn.SIMULATOR
+        if flags.get("enable_x86_64")
+        else RunsOn.PHONE
+    )
+    at = At.MERGE_BASE if flags.get("merge_base") else At.HEAD
+    suite = Suite.OTHER_BACKENDS if flags.get("other_backends") else Suite.QNN
+    return runs_on, at, suite
+
+
+def _optional_of(doc: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = doc.get(key)
+    if value is not None and (
+        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+    ):
+        raise ModelError(f"field {key!r} has type {type(value).__name__}")
+    return value
+
+
 @dataclass(frozen=True)
 class Shard:
-    """One unit of device work: some tests of one matrix, on one SoC, at one commit.
+    """One unit of device work as planned: some tests of one matrix, on one SoC, at one commit.
 
-    Fields the planner cannot know (which serial, which checkout on the host) may be left
-    empty and are filled from the runner host's own configuration at run time.
+    Where it runs, whose commit it is and which suite it belongs to are one enum each. What
+    only a runner host knows (its checkout, its phones) is not here: see ``HostShard``.
     """
 
     id: str
@@ -92,22 +186,11 @@ class Shard:
     sha: str
     pr: int | None = None
     build_folder: str = "build-android/"
-    executorch_dir: str | None = None
-    adb_host: str | None = None
-    device: str | None = None
-    device_pool: tuple[str, ...] = ()
-    enable_x86_64: bool = False
-    compile_only: bool = False
+    runs_on: RunsOn = RunsOn.PHONE
+    at: At = At.HEAD
+    suite: Suite = Suite.QNN
     timeout_s: int = 3600
     per_test_timeout_s: int = 600
-    # `/qnn test ... --compare base`: the same tests run at the PR's merge base (``sha``), on
-    # the simulator tier; its programs are what the PR's are compared with, and its
-    # pass/fail counts for nothing in the PR's report.
-    merge_base: bool = False
-    # An other-backends matrix's shard (ExecuTorch's own XNNPACK/portable tests, catalog
-    # ``modules``): its programs have a baseline and a place in the comment of their own,
-    # apart from the QNN simulator's on the same host.
-    other_backends: bool = False
 
     def __post_init__(self) -> None:
         bad = [t for t in self.tests if not TEST_ID_RE.match(t)]
@@ -131,63 +214,95 @@ class Shard:
             "sha": self.sha,
             "pr": self.pr,
             "build_folder": self.build_folder,
-            "executorch_dir": self.executorch_dir,
-            "adb_host": self.adb_host,
-            "device": self.device,
-            "device_pool": list(self.device_pool),
-            "enable_x86_64": self.enable_x86_64,
-            "compile_only": self.compile_only,
+            "runs_on": self.runs_on.value,
+            "at": self.at.value,
+            "suite": self.suite.value,
             "timeout_s": self.timeout_s,
             "per_test_timeout_s": self.per_test_timeout_s,
-            # Only when set, so that every other shard's JSON reads as it did before.
-            **({"merge_base": True} if self.merge_base else {}),
-            **({"other_backends": True} if self.other_backends else {}),
         }
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Shard:
-        if not isinstance(doc, Mapping):
-            raise ModelError("a shard must be a JSON object")
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(doc) - known)
-        if unknown:
-            raise ModelError(f"unknown shard field(s): {', '.join(unknown)}")
-        tests = _require(doc, "tests", list)
-        if not all(isinstance(t, str) for t in tests):
-            raise ModelError("field 'tests' must be a list of strings")
-        pool = doc.get("device_pool", [])
-        if not isinstance(pool, list) or not all(isinstance(p, str) for p in pool):
-            raise ModelError("field 'device_pool' must be a list of strings")
+        """A planned shard, from its JSON or from the JSON of the bot before ``runs_on``,
+        ``at`` and ``suite`` (four booleans, and the host's fields, left empty)."""
+        fields = _shard_fields(doc, host=False)
+        return cls(**fields)
 
-        def opt(key: str, kind: type) -> Any:
-            value = doc.get(key)
-            if value is not None and (
-                not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-            ):
-                raise ModelError(f"field {key!r} has type {type(value).__name__}")
-            return value
 
-        return cls(
-            id=_require(doc, "id", str),
-            matrix=_require(doc, "matrix", str),
-            soc=_require(doc, "soc", str),
-            backend=_require(doc, "backend", str),
-            seed=_require(doc, "seed", int),
-            tests=tuple(tests),
-            sha=_require(doc, "sha", str),
-            pr=opt("pr", int),
-            build_folder=opt("build_folder", str) or "build-android/",
-            executorch_dir=opt("executorch_dir", str),
-            adb_host=opt("adb_host", str),
-            device=opt("device", str),
-            device_pool=tuple(pool),
-            enable_x86_64=bool(opt("enable_x86_64", bool) or False),
-            compile_only=bool(opt("compile_only", bool) or False),
-            timeout_s=opt("timeout_s", int) or 3600,
-            per_test_timeout_s=opt("per_test_timeout_s", int) or 600,
-            merge_base=bool(opt("merge_base", bool) or False),
-            other_backends=bool(opt("other_backends", bool) or False),
-        )
+def _shard_fields(doc: Mapping[str, Any], *, host: bool) -> dict[str, Any]:
+    if not isinstance(doc, Mapping):
+        raise ModelError("a shard must be a JSON object")
+    known = {f for f in Shard.__dataclass_fields__} | set(_LEGACY_KEYS) | set(HOST_FIELDS)
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise ModelError(f"unknown shard field(s): {', '.join(u[:40] for u in unknown[:5])}")
+    tests = _require(doc, "tests", list)
+    if not all(isinstance(t, str) for t in tests):
+        raise ModelError("field 'tests' must be a list of strings")
+    pool = doc.get("device_pool") or []
+    if not isinstance(pool, list) or not all(isinstance(p, str) for p in pool):
+        raise ModelError("field 'device_pool' must be a list of strings")
+    runs_on, at, suite = _placement(doc)
+    fields: dict[str, Any] = {
+        "id": _require(doc, "id", str),
+        "matrix": _require(doc, "matrix", str),
+        "soc": _require(doc, "soc", str),
+        "backend": _require(doc, "backend", str),
+        "seed": _require(doc, "seed", int),
+        "tests": tuple(tests),
+        "sha": _require(doc, "sha", str),
+        "pr": _optional_of(doc, "pr", int),
+        "build_folder": _optional_of(doc, "build_folder", str) or "build-android/",
+        "runs_on": runs_on,
+        "at": at,
+        "suite": suite,
+        "timeout_s": _optional_of(doc, "timeout_s", int) or 3600,
+        "per_test_timeout_s": _optional_of(doc, "per_test_timeout_s", int) or 600,
+    }
+    local = {
+        "executorch_dir": _optional_of(doc, "executorch_dir", str),
+        "adb_host": _optional_of(doc, "adb_host", str),
+        "device": _optional_of(doc, "device", str),
+        "device_pool": tuple(pool),
+    }
+    if host:
+        return fields | local
+    chosen = [k for k, v in local.items() if v]
+    if chosen:  # the old JSON carried them empty; a plan never chooses them
+        raise ModelError(f"{', '.join(chosen)} belong to the runner host, not the plan")
+    return fields
+
+
+@dataclass(frozen=True)
+class HostShard(Shard):
+    """A planned shard as a runner host runs it: with that host's checkout and phones
+    (``lab.host_config.HostConfig.apply``, or ``run-shard``'s options)."""
+
+    executorch_dir: str | None = None
+    adb_host: str | None = None
+    device: str | None = None  # the serial to try first
+    device_pool: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, shard: Shard, **host: Any) -> HostShard:
+        """``shard`` on a host; ``host`` sets host fields (a HostShard keeps its others)."""
+        fields = {name: getattr(shard, name) for name in Shard.__dataclass_fields__}
+        if isinstance(shard, HostShard):
+            fields |= {name: getattr(shard, name) for name in HOST_FIELDS}
+        return cls(**(fields | host))
+
+    def to_dict(self) -> dict[str, Any]:
+        return super().to_dict() | {
+            "executorch_dir": self.executorch_dir,
+            "adb_host": self.adb_host,
+            "device": self.device,
+            "device_pool": list(self.device_pool),
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> HostShard:
+        """A shard as a host ran it (a result file's), in either form of the JSON."""
+        return cls(**_shard_fields(doc, host=True))
 
 
 @dataclass(frozen=True)
@@ -306,7 +421,10 @@ class ShardResult:
     def from_dict(cls, doc: Mapping[str, Any]) -> ShardResult:
         """A result file's object; every field's type is checked, unknown fields refused."""
         _known(doc, cls.__dataclass_fields__, "shard result")
-        shard = Shard.from_dict(_require(doc, "shard", dict))
+        raw = _require(doc, "shard", dict)
+        # A runner host writes the shard as it ran there (``HostShard``, with its fields).
+        read = HostShard.from_dict if any(k in raw for k in HOST_FIELDS) else Shard.from_dict
+        shard = read(raw)
         raw = _require(doc, "results", list)
         if not all(isinstance(r, dict) for r in raw):
             raise ModelError("field 'results' must be a list of objects")

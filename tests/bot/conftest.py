@@ -16,7 +16,7 @@ from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.client import PyGithubGateway, gateway_for
 from qnn_migrate.bot.github.settings import Settings
-from qnn_migrate.bot.pr.dispatch import BotContext
+from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.render import Links
 
 from .lab.support import hopper, lab  # noqa: F401  (registers the fixtures)

@@ -21,7 +21,7 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.commands import parse
-from qnn_migrate.bot.pr.plan import plan_command, select
+from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,8 @@ def planned_shards(catalog: Catalog) -> list[Shard]:
     """The shards of ``/qnn test canonicalize_conv --soc SM8650,SM8750`` on PR 7 at SHA."""
     command = parse("/qnn test canonicalize_conv --soc SM8650,SM8750", catalog)
     assert command is not None
-    p = plan_command(command, select(command, catalog), catalog=catalog, sha=SHA, pr=7)
+    assert isinstance(command, TestCommand)
+    p = plan_command(command, catalog, sha=SHA, pr=7)
     return [x.shard for x in p.shards]
 
 

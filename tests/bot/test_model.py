@@ -3,16 +3,21 @@ verdicts, and reconciling the planned shards with the results that came back."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from qnn_migrate.bot.model import (
+    At,
     Baseline,
+    HostShard,
     ModelError,
+    RunsOn,
     Shard,
     ShardResult,
     Status,
+    Suite,
     TestResult,
     Verdict,
     reconcile,
@@ -43,10 +48,122 @@ def make_shard(**overrides: object) -> Shard:
 
 
 def test_shard_json_round_trip_keeps_every_field() -> None:
-    shard = make_shard(pr=7, device_pool=["a", "b"], compile_only=True, timeout_s=5)
+    shard = make_shard(pr=7, runs_on="compile-only", at="merge-base", timeout_s=5)
     again = Shard.from_dict(json.loads(json.dumps(shard.to_dict())))
     assert again == shard
-    assert again.device_pool == ("a", "b") and again.compile_only and again.timeout_s == 5
+    assert (again.runs_on, again.at, again.suite, again.timeout_s) == (
+        RunsOn.COMPILE_ONLY,
+        At.MERGE_BASE,
+        Suite.QNN,
+        5,
+    )
+    on_host = HostShard.of(shard, device_pool=("a", "b"), executorch_dir="/srv/et")
+    back = HostShard.from_dict(json.loads(json.dumps(on_host.to_dict())))
+    assert back == on_host and back.device_pool == ("a", "b")
+    assert back != shard  # control: the planned shard and the host's are two types
+
+
+def test_a_shard_has_an_enum_per_fact_and_no_flag() -> None:
+    assert [f.name for f in dataclasses.fields(Shard) if f.type == "bool"] == []
+    assert [f.name for f in dataclasses.fields(Shard) if f.type in ("RunsOn", "At", "Suite")] == [
+        "runs_on",
+        "at",
+        "suite",
+    ]
+
+    @dataclasses.dataclass
+    class Flagged:  # control: the check sees a flag when there is one
+        enable_x86_64: bool = False
+
+    assert [f.name for f in dataclasses.fields(Flagged) if f.type == "bool"] == ["enable_x86_64"]
+
+
+# The JSON of a shard as the bot wrote it before runs_on/at/suite: runs dispatched by that
+# bot are still read by this one.
+OLD_SIM_BASE = {
+    "id": "sim-base-sm8650-other_backends-1",
+    "matrix": "other_backends",
+    "soc": "SM8650",
+    "backend": "htp",
+    "seed": 1126,
+    "tests": [T1],
+    "sha": SHA,
+    "pr": 7,
+    "build_folder": "build-android/",
+    "executorch_dir": None,
+    "adb_host": None,
+    "device": None,
+    "device_pool": [],
+    "enable_x86_64": True,
+    "compile_only": False,
+    "timeout_s": 3600,
+    "per_test_timeout_s": 600,
+    "merge_base": True,
+    "other_backends": True,
+}
+
+
+def test_a_shard_written_by_the_old_bot_is_read() -> None:
+    shard = Shard.from_dict(OLD_SIM_BASE)
+    assert (shard.runs_on, shard.at, shard.suite, shard.pr) == (
+        RunsOn.SIMULATOR,
+        At.MERGE_BASE,
+        Suite.OTHER_BACKENDS,
+        7,
+    )
+    phone = {k: v for k, v in OLD_SIM_BASE.items() if k not in ("merge_base", "other_backends")}
+    phone["enable_x86_64"] = False
+    on_phone = Shard.from_dict(phone)
+    assert (on_phone.runs_on, on_phone.at, on_phone.suite) == (RunsOn.PHONE, At.HEAD, Suite.QNN)
+    assert Shard.from_dict(
+        OLD_SIM_BASE | {"compile_only": True, "enable_x86_64": False}
+    ).runs_on is (RunsOn.COMPILE_ONLY)
+    # What the old bot's runner wrote into a result file: read as the host's shard.
+    ran = dict(OLD_SIM_BASE, executorch_dir="/srv/et", device_pool=["x86-sim-1"])
+    result = ShardResult.from_dict({"shard": ran, "results": []})
+    assert isinstance(result.shard, HostShard) and result.shard.executorch_dir == "/srv/et"
+    assert result.shard.runs_on is RunsOn.SIMULATOR
+    # The new JSON names each fact once.
+    assert {k: shard.to_dict()[k] for k in ("runs_on", "at", "suite")} == {
+        "runs_on": "x86-simulator",
+        "at": "merge-base",
+        "suite": "other-backends",
+    }
+    assert not set(shard.to_dict()) & {"enable_x86_64", "compile_only", "merge_base"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"compile_only": True}, "both set: a shard runs in one place"),
+        ({"runs_on": "x86-simulator"}, "either by runs_on or, as before, by enable_x86_64"),
+        ({"merge_base": "yes"}, "'merge_base' has type str"),
+        ({"executorch_dir": "/etc"}, "executorch_dir belong to the runner host"),
+        ({"device": "PHONE"}, "device belong to the runner host"),
+    ],
+)
+def test_an_old_shard_that_means_nothing_is_refused(
+    change: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ModelError, match=message):
+        Shard.from_dict(OLD_SIM_BASE | change)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"runs_on": "moon"}, "'runs_on' must be one of 'phone', 'x86-simulator', 'compile-only'"),
+        ({"at": "tail"}, "'at' must be one of 'head', 'merge-base'"),
+        ({"suite": "xnn"}, "'suite' must be one of 'qnn', 'other-backends'"),
+        ({"runs_on": True}, "'runs_on' must be one of"),
+    ],
+)
+def test_an_unknown_place_commit_or_suite_is_refused(
+    change: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ModelError, match=message):
+        make_shard(**change)
+    make_shard(**{k: {"runs_on": "phone", "at": "head", "suite": "qnn"}[k] for k in change})
 
 
 @pytest.mark.parametrize(
@@ -61,6 +178,7 @@ def test_shard_json_round_trip_keeps_every_field() -> None:
         ({"seed": True}, "'seed' has type bool"),
         ({"surprise": 1}, "unknown shard field"),
         ({"device_pool": "abc"}, "device_pool"),
+        ({"device_pool": ["a"]}, "device_pool belong to the runner host, not the plan"),
     ],
 )
 def test_shard_rejects_malformed_documents(overrides: dict[str, object], message: str) -> None:

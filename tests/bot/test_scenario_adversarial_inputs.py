@@ -34,8 +34,10 @@ from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.gateway import FileBlob
 from qnn_migrate.bot.pr import migrate
-from qnn_migrate.bot.pr.commands import Action, Command, CommandError, parse
+from qnn_migrate.bot.pr.commands import parse
+from qnn_migrate.bot.pr.grammar import CommandError
 from qnn_migrate.bot.pr.suggestions import hunks, split_lines
+from qnn_migrate.bot.pr.verbs.migrate import MigrateCommand
 from qnn_migrate.codemods.engine import FileResult, RuleOptions
 from qnn_migrate.codemods.findings import Unfixable
 from qnn_migrate.codemods.line_diff import MAX_DIFF_STEPS
@@ -183,7 +185,7 @@ def _review(old: str, every: int) -> Callable[[], object]:
     item = migrate.FileInput(
         "a/b.py", patch_of_every_other_line(count), FileBlob("a/b.py", len(old), old.encode())
     )
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     rewrite = SiteEveryLineRewrite(rewritten(old, every), count)
 
     def review() -> None:

@@ -23,7 +23,7 @@ from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import At, RunsOn, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER
@@ -71,7 +71,7 @@ def _dispatch(gh: GitHubStandIn, tmp: Path) -> tuple[list[Shard], str]:
 
 def _payload(shard: Shard, test: str) -> bytes:
     """The PR lowers conv1d to another payload than its merge base; the rest the same."""
-    return b"\x07" * (1792 if test == CONV1D and not shard.merge_base else 2048)
+    return b"\x07" * (1792 if test == CONV1D and shard.at is At.HEAD else 2048)
 
 
 def _artifacts(root: Path, shards: list[Shard]) -> Path:
@@ -83,7 +83,7 @@ def _artifacts(root: Path, shards: list[Shard]) -> Path:
         folder = root / f"qnn-result-{shard.id}"
         (folder / "attempt-1").mkdir(parents=True)
         statuses = {t: Status.PASS for t in shard.tests}
-        if shard.merge_base and BATCH_NORM in statuses:
+        if shard.at is At.MERGE_BASE and BATCH_NORM in statuses:
             statuses[BATCH_NORM] = Status.FAIL
         result = ShardResult.complete(
             shard,
@@ -97,7 +97,7 @@ def _artifacts(root: Path, shards: list[Shard]) -> Path:
         recorded = {
             t: [program_doc(payloads=(_payload(shard, t),), outputs=[output_doc(t)])]
             for t in shard.tests
-            if not (shard.merge_base and t == CONV2D)
+            if not (shard.at is At.MERGE_BASE and t == CONV2D)
         }
         (folder / "attempt-1" / "programs.json").write_text(json.dumps(programs_file(recorded)))
     return root
@@ -108,7 +108,14 @@ def _nightly(root: Path, tests: list[str]) -> Path:
     every test would read CHANGED."""
     night = [
         Shard(
-            "sim-sm8650-m-1", "m", "SM8650", "htp", 1126, tuple(tests), NIGHTLY, enable_x86_64=True
+            "sim-sm8650-m-1",
+            "m",
+            "SM8650",
+            "htp",
+            1126,
+            tuple(tests),
+            NIGHTLY,
+            runs_on=RunsOn.SIMULATOR,
         )
     ]
     folder = root / "night" / "qnn-result-sim-sm8650-m-1" / "attempt-1"
@@ -135,8 +142,8 @@ def _report(
 
 def test_compare_base_from_the_comment_to_the_report(gh: GitHubStandIn, tmp_path: Path) -> None:
     shards, cid = _dispatch(gh, tmp_path)
-    pr = [s for s in shards if not s.merge_base]
-    base = [s for s in shards if s.merge_base]
+    pr = [s for s in shards if s.at is At.HEAD]
+    base = [s for s in shards if s.at is At.MERGE_BASE]
     assert [s.id for s in pr] == [
         "sim-sm8650-canonicalize_conv-1",
         "sim-sm8650-canonicalize_conv-2",
@@ -146,7 +153,7 @@ def test_compare_base_from_the_comment_to_the_report(gh: GitHubStandIn, tmp_path
         "sim-base-sm8650-canonicalize_conv-2",
     ]
     assert {s.sha for s in pr} == {HEAD} and {s.sha for s in base} == {MERGE_BASE}
-    assert all(s.enable_x86_64 for s in shards)
+    assert all(s.runs_on is RunsOn.SIMULATOR for s in shards)
     assert [s.tests for s in base] == [s.tests for s in pr]  # the same shards, again
     pending = next(c.body for c in gh.comments(7) if MARKER in c.body)
     assert f"| SM8650 (merge base `{MERGE_BASE[:7]}`) | `canonicalize_conv` | 16 | 2 |" in pending

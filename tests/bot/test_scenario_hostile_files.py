@@ -31,7 +31,7 @@ from github_standin.payloads import comment_event
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import Shard, ShardResult
 from qnn_migrate.bot.nightly.baseline import SocBaseline
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 
 SHA = "a" * 40
 OTHER_SHA = "b" * 40
@@ -176,12 +176,18 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("good")
     catalog = catalog_mod.load()
     the_plan = plan(
-        {"SM8650": [Selection("canonicalize_conv", catalog.matrices["canonicalize_conv"].tests)]},
+        PlanRequest(
+            {
+                "SM8650": [
+                    Selection("canonicalize_conv", catalog.matrices["canonicalize_conv"].tests)
+                ]
+            },
+            "htp",
+            1126,
+            SHA,
+            7,
+        ),
         catalog=catalog,
-        backend="htp",
-        seed=1126,
-        sha=SHA,
-        pr=7,
     )
     (root / "shards.json").write_text(the_plan.to_json())
     first: Shard = the_plan.shards[0].shard

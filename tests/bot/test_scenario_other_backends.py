@@ -29,9 +29,9 @@ from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Shard, Status
+from qnn_migrate.bot.model import RunsOn, Shard, Status, Suite
 from qnn_migrate.bot.nightly import program_baseline
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict
 
@@ -61,17 +61,19 @@ def test_a_shared_lift_shows_as_a_signature_change_in_the_other_backends_matrix(
     host = make_host(tmp_path, sdk)
     # A command naming a phone SoC still plans the matrix on the simulator tier.
     (planned,) = plan(
-        {"SM8750": [Selection("other_backends", (ABS, CONV1D, PORTABLE))]},
+        PlanRequest(
+            {"SM8750": [Selection("other_backends", (ABS, CONV1D, PORTABLE))]},
+            "htp",
+            1126,
+            host["sha"],
+            7,
+        ),
         catalog=catalog,
-        backend="htp",
-        seed=1126,
-        sha=host["sha"],
-        pr=7,
     ).shards
     shard = planned.shard
     assert catalog.simulator is not None
-    assert shard.enable_x86_64 and planned.runs_on == catalog.simulator.runner_labels
-    assert shard.soc == catalog.simulator.socs[0] and shard.other_backends
+    assert shard.runs_on is RunsOn.SIMULATOR and planned.runs_on == catalog.simulator.runner_labels
+    assert shard.soc == catalog.simulator.socs[0] and shard.suite is Suite.OTHER_BACKENDS
 
     base = run_shard(host, shard, tmp_path / "base")
     got = statuses(base)

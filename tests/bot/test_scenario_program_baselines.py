@@ -18,7 +18,7 @@ from github_standin.fixtures import REPO
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import RunsOn, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.baseline import BRANCH
 
@@ -31,7 +31,9 @@ SIM_PAYLOAD, PHONE_PAYLOAD = b"\x01" * 2000, b"\x02" * 3000
 
 def _shards(sha: str) -> list[Shard]:
     return [
-        Shard("sim-sm8650-m-1", "m", "SM8650", "htp", 1126, (ABS, CONV), sha, enable_x86_64=True),
+        Shard(
+            "sim-sm8650-m-1", "m", "SM8650", "htp", 1126, (ABS, CONV), sha, runs_on=RunsOn.SIMULATOR
+        ),
         Shard("sm8650-m-1", "m", "SM8650", "htp", 1126, (ABS, CONV), sha),
     ]
 

@@ -35,7 +35,7 @@ from qnn_htp.sdk import QnnSdk
 
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Shard, Status
+from qnn_migrate.bot.model import RunsOn, Shard, Status
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
@@ -80,7 +80,7 @@ def shard_named(host: dict[str, object], name: str, tests: list[str]) -> Shard:
         tests=tuple(tests),
         sha=str(host["sha"]),
         pr=7,
-        enable_x86_64=True,
+        runs_on=RunsOn.SIMULATOR,
         timeout_s=1500,
         per_test_timeout_s=600,
     )

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.model import Baseline, RunsOn, Shard, ShardResult, Status, TestResult, Verdict
 from qnn_migrate.bot.pr import plan as plan_mod
 from qnn_migrate.bot.pr.report import render_offline
 from qnn_migrate.bot.pr.summary import summarize
@@ -33,7 +33,7 @@ def shards() -> tuple[Shard, Shard]:
         "pr": 3,
     }
     phone = Shard(id="sm8650-canonicalize_conv-1", **common)  # type: ignore[arg-type]
-    sim = Shard(id="sim-sm8650-canonicalize_conv-1", enable_x86_64=True, **common)  # type: ignore[arg-type]
+    sim = Shard(id="sim-sm8650-canonicalize_conv-1", runs_on=RunsOn.SIMULATOR, **common)  # type: ignore[arg-type]
     return phone, sim
 
 
@@ -63,13 +63,13 @@ def phone_baseline() -> Baseline:
 def test_simulator_and_phone_results_are_kept_apart_and_judged_apart() -> None:
     phone, sim = shards()
     summary = summarize(results(phone, sim), phone_baseline())
-    assert [(g.soc, g.mode, g.ok) for g in summary.groups] == [
-        ("SM8650", "phone", True),
-        ("SM8650", "x86 simulator", False),
+    assert [(g.soc, g.runs_on, g.ok) for g in summary.groups] == [
+        ("SM8650", RunsOn.PHONE, True),
+        ("SM8650", RunsOn.SIMULATOR, False),
     ]
     (failure,) = summary.failures
     # Against the phones' nightly it would read NEW; the simulator has no history yet.
-    assert failure.mode == "x86 simulator" and failure.verdict is Verdict.UNCLASSIFIED
+    assert failure.runs_on is RunsOn.SIMULATOR and failure.verdict is Verdict.UNCLASSIFIED
     assert plan_mod.baseline_key(sim) == "SM8650 (x86 simulator)"
     assert plan_mod.baseline_key(phone) == "SM8650"
 

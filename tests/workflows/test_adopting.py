@@ -168,7 +168,7 @@ def test_the_bot_plans_from_the_forks_config_without_flags(layout: tuple[Path, P
     lines = dict(line.split("=", 1) for line in matrix.stdout.splitlines())
     (entry,) = json.loads(lines["matrix"])["include"]
     assert (entry["id"], entry["label"]) == ("sim-sm8650-fork_only-1", "x86-simulator")
-    assert entry["shard"]["enable_x86_64"] is True
+    assert entry["shard"]["runs_on"] == "x86-simulator"
 
     proc = subprocess.run(
         [str(BIN / "qnn-migrate"), "bot", "parse"],

@@ -568,7 +568,7 @@ def test_the_bot_dispatches_this_workflow_with_these_inputs() -> None:
     from qnn_migrate.bot import catalog
 
     assert (ADOPT / catalog.load().policy.device_workflow).is_file()
-    dispatch = (ROOT / "qnn_migrate" / "bot" / "pr" / "dispatch.py").read_text()
+    dispatch = (ROOT / "qnn_migrate" / "bot" / "pr" / "runs.py").read_text()  # runs.start
     for name in ("pr", "sha", "shards", "comment_id"):
         assert f'"{name}":' in dispatch
 

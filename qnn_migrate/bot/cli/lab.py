@@ -136,11 +136,12 @@ def run_shard(
     from qnn_migrate.bot.lab import results
     from qnn_migrate.bot.lab.runner import Runner
     from qnn_migrate.bot.lab.settings import RunSettings, scrub_env
+    from qnn_migrate.bot.model import HostShard
 
     shards = read_shards(shard_path, "the shard")
     if len(shards) != 1:
         fail(f"{shard_path}: holds {len(shards)} shards; run-shard takes one")
-    shard = shards[0]
+    shard = HostShard.of(shards[0])
     host = _host(host_config_path)
     if state_dir is not None:
         host = replace(host, state_dir=str(state_dir))

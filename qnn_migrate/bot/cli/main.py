@@ -39,11 +39,11 @@ from qnn_migrate.bot.cli.common import (
     warn,
 )
 from qnn_migrate.bot.github.gateway import GatewayError
-from qnn_migrate.bot.model import SHA_RE, Baseline, ModelError
+from qnn_migrate.bot.model import SHA_RE, Baseline, ModelError, RunsOn
 from qnn_migrate.bot.nightly import baseline as baseline_mod
 
 if TYPE_CHECKING:
-    from qnn_migrate.bot.pr.dispatch import BotContext, Outcome
+    from qnn_migrate.bot.pr.context import BotContext, Outcome
 
 
 @click.group()
@@ -65,7 +65,8 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
     A comment with no /qnn line prints `null`.
     """
-    from qnn_migrate.bot.pr.commands import CommandError, parse
+    from qnn_migrate.bot.pr.commands import parse
+    from qnn_migrate.bot.pr.grammar import CommandError
 
     catalog = load_catalog(catalog_path)
     body = sys.stdin.read()
@@ -82,7 +83,7 @@ def parse_cmd(catalog_path: Path | None) -> None:
 
 
 def _context(session: GitHubSession, catalog: Catalog) -> BotContext:
-    from qnn_migrate.bot.pr.dispatch import BotContext
+    from qnn_migrate.bot.pr.context import BotContext
 
     return BotContext(
         catalog=catalog,
@@ -122,8 +123,7 @@ def _echo_outcome(outcome: Outcome) -> None:
     "--event-name",
     envvar="GITHUB_EVENT_NAME",
     required=True,
-    type=click.Choice(["issue_comment", "pull_request", "pull_request_target"]),
-    help="The webhook event (default: $GITHUB_EVENT_NAME).",
+    help="The webhook event, one the bot handles (default: $GITHUB_EVENT_NAME).",
 )
 @click.option(
     "--event-path",
@@ -139,18 +139,21 @@ def on_event(event_name: str, event_path: Path, catalog_path: Path | None) -> No
     Prints what was done as one JSON line. Needs GITHUB_TOKEN (or the QNN_BOT_APP_*
     variables) and GITHUB_REPOSITORY in the environment.
     """
-    from qnn_migrate.bot.pr.dispatch import handle_comment_event
-    from qnn_migrate.bot.pr.events import handle_pull_request_event
+    from qnn_migrate.bot.pr.router import EVENTS
 
+    handler = EVENTS.get(event_name)
+    if handler is None:
+        fail(
+            f"--event-name {event_name!r}: the bot handles {', '.join(EVENTS)}; run it on "
+            "those events only (the workflow's `on:`)",
+            EXIT_INPUT,
+        )
     catalog = load_catalog(catalog_path)
     event = _read_event(event_path)
     session = github_session()
     ctx = _context(session, catalog)
     try:
-        if event_name == "issue_comment":
-            outcome = handle_comment_event(event, session.gateway, ctx)
-        else:
-            outcome = handle_pull_request_event(event, session.gateway, ctx)
+        outcome = handler(event, session.gateway, ctx)
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
     _echo_outcome(outcome)
@@ -243,10 +246,7 @@ def report_cmd(
     With --dry-run nothing is read from or written to GitHub: the comment is rendered as a
     first report of the run would be, and the summary printed as JSON on stderr.
     """
-    from qnn_migrate.bot.pr.programs import gather as gather_programs
-    from qnn_migrate.bot.pr.programs import render_section as render_programs
-    from qnn_migrate.bot.pr.report import render_offline, report
-    from qnn_migrate.bot.pr.staleness import annotate as annotate_staleness
+    from qnn_migrate.bot.pr import report as report_mod
 
     if body_out is not None and not body_out.parent.is_dir():
         fail(f"{body_out}: the folder {body_out.parent} does not exist; create it first")
@@ -256,46 +256,20 @@ def report_cmd(
         fail("no shards: pass --shards-file or set QNN_SHARDS", EXIT_INPUT)
     try:
         every = read_shards(shards_file) if shards_file else parse_shards(text, "$QNN_SHARDS")
-    except ArtifactError as exc:
+        run = report_mod.RunShards.of(every, str(shards_file or "$QNN_SHARDS"))
+    except (ArtifactError, report_mod.ReportInputError) as exc:
         fail(str(exc), EXIT_INPUT)
-    # `--compare base`: the merge base's shards give programs to compare with, nothing else.
-    planned = [s for s in every if not s.merge_base]
-    at_base = [s for s in every if s.merge_base]
-    shas, prs = {s.sha for s in planned}, {s.pr for s in every}
-    if len(shas) != 1 or len(prs) != 1 or len({s.sha for s in at_base}) > 1:
-        fail(
-            f"{shards_file or '$QNN_SHARDS'}: the shards are at {len(shas)} commit(s) of "
-            f"{len(prs)} PR(s); one run's shards share one sha and pr (and the merge base's, "
-            "one sha of their own): pass the list the run was dispatched with",
-            EXIT_INPUT,
-        )
     baseline = load_baseline(baseline_path)
-    collected = collect_results(results_dir, every)
-    base_ids = {s.id for s in at_base}
-    results = [r for r in collected if r.shard.id not in base_ids]
-    groups, warnings = gather_programs(
-        planned,
-        results_dir,
-        baseline_path,
-        base=at_base,
-        base_results=[r for r in collected if r.shard.id in base_ids],
-    )
-    for warning in warnings:
+    collected = collect_results(results_dir, run.every)
+    gathered = report_mod.gather(run, collected, results_dir, baseline_path)
+    for warning in gathered.warnings:
         click.echo(f"warning: {warning}", err=True)
-    session = None if dry_run else github_session()
-    if session is not None:
-        # The stale note: GitHub says what changed between each baseline and the merge base
-        # (--dry-run reads nothing from GitHub, so its comment has no such note).
-        groups = annotate_staleness(session.gateway, groups, planned[0].pr, planned[0].sha)
-    programs = render_programs(groups)
-    if session is None:
+    if dry_run:
         env = environment()
         repo_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/" + env.get(
             "GITHUB_REPOSITORY", "OWNER/REPO"
         )
-        summary, body = render_offline(
-            planned, results, baseline, catalog, repo_url, programs=programs
-        )
+        summary, body = report_mod.render_run_offline(run, gathered, baseline, catalog, repo_url)
         if body_out is not None:
             try:
                 body_out.write_text(body, encoding="utf-8")
@@ -308,17 +282,17 @@ def report_cmd(
             err=True,
         )
         return
+    session = github_session()
     try:
-        outcome = report(
+        outcome = report_mod.report_run(
             session.gateway,
-            planned=planned,
-            results=results,
+            run,
+            gathered,
             baseline=baseline,
             catalog=catalog,
             bot_login=session.settings.bot_login,
             links=session.links,
             comment_id=comment_id,
-            programs=programs,
         )
     except GatewayError as exc:
         fail(str(exc), EXIT_FAILED)
@@ -362,7 +336,7 @@ def plan_cmd(
 
     No comment caps apply; names are still checked against the catalog.
     """
-    from qnn_migrate.bot.pr.plan import PlanError, Selection, plan
+    from qnn_migrate.bot.pr.plan import PlanError, PlanRequest, Selection, plan
 
     catalog = load_catalog(catalog_path)
     names = list(catalog.nightly_matrices if nightly else matrices)
@@ -373,15 +347,15 @@ def plan_cmd(
         fail(f"unknown or missing names: {', '.join(unknown) or 'no --matrix'}", EXIT_INPUT)
     selections = [Selection(m, catalog.matrices[m].tests) for m in names]
     try:
-        the_plan = plan(
+        request = PlanRequest(
             {s: selections for s in chosen},
-            catalog=catalog,
             backend=backend or catalog.defaults.backend,
             seed=catalog.defaults.seed if seed is None else seed,
             sha=sha,
             pr=pr,
-            simulator=sim,
+            runs_on=RunsOn.SIMULATOR if sim else RunsOn.PHONE,
         )
+        the_plan = plan(request, catalog=catalog)
     except (ModelError, PlanError) as exc:
         fail(str(exc), EXIT_INPUT)
     click.echo(the_plan.to_json())

@@ -18,7 +18,7 @@ from qnn_migrate.bot.artifacts import PROGRAMS_FILE, ArtifactError
 from qnn_migrate.bot.lab import preflight, process, results
 from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
-from qnn_migrate.bot.model import Shard, ShardResult
+from qnn_migrate.bot.model import HostShard, RunsOn, ShardResult
 
 WRAPPER = Path(__file__).with_name("junit_wrapper.py")
 STDERR_TAIL_LINES = 30
@@ -36,10 +36,10 @@ class Attempt:
 
 
 def script_argv(
-    shard: Shard, settings: RunSettings, serial: str | None, artifact_dir: Path
+    shard: HostShard, settings: RunSettings, serial: str | None, artifact_dir: Path
 ) -> list[str]:
     """The test script's command, from the catalog's template, as an argument list."""
-    simulator = shard.enable_x86_64 or shard.compile_only
+    simulator = shard.runs_on is not RunsOn.PHONE
     argv = settings.command(
         list(shard.tests),
         soc=shard.soc,
@@ -65,8 +65,8 @@ def script_argv(
                 continue
             out.append(word)
         argv = out
-        argv += ["--enable_x86_64"] if shard.enable_x86_64 else []
-        argv += ["--compile_only"] if shard.compile_only else []
+        argv += ["--enable_x86_64"] if shard.runs_on is RunsOn.SIMULATOR else []
+        argv += ["--compile_only"] if shard.runs_on is RunsOn.COMPILE_ONLY else []
     if shard.executorch_dir:
         argv += ["--executorch_root", shard.executorch_dir]
     argv += ["--artifact_dir", str(artifact_dir)]
@@ -106,7 +106,7 @@ def _read_reported(xml_path: Path, stderr_path: Path, notes: list[str]) -> resul
 
 
 def run_tests(
-    shard: Shard,
+    shard: HostShard,
     settings: RunSettings,
     attempt_dir: Path,
     *,

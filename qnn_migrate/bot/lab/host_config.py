@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qnn_migrate.bot.lab.adb import AdbConfigError, check_host, check_serial
-from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, Shard
+from qnn_migrate.bot.model import SOC_RE, TEST_ID_RE, HostShard, Shard
 
 DEFAULT_STATE_DIR = "/var/lib/qnn-runner"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -157,8 +157,9 @@ class HostConfig:
         """Serials of this host's phones with ``soc``, in file order."""
         return tuple(d.serial for d in self.devices if d.soc == soc.upper())
 
-    def apply(self, shard: Shard) -> Shard:
+    def apply(self, planned: Shard) -> HostShard:
         """Fill the shard's host-local fields the planner left empty; never override."""
+        shard = HostShard.of(planned)
         pool = shard.device_pool or self.pool(shard.soc)
         build_folder = shard.build_folder
         if self.build_folder and shard.build_folder in ("", "build-android/", "build-android"):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from qnn_migrate.bot.lab import process, results
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings, child_env
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import HostShard, RunsOn, Shard
 
 COMPILE_ONLY_REASON = (
     "refused: --compile_only is not run: in ExecuTorch 1.5.1 every test then ERRORs in "
@@ -91,7 +91,7 @@ def sdk_version(qnn_sdk_root: str | None) -> str:
     return f"unknown (no sdk.yaml in {root} and no version string in {library.name})"
 
 
-def check_checkout(shard: Shard, settings: RunSettings) -> None:
+def check_checkout(shard: HostShard, settings: RunSettings) -> None:
     if not shard.executorch_dir:
         raise RefusedError(
             "no ExecuTorch checkout: set executorch_dir in the host config or pass --executorch-dir"
@@ -111,14 +111,14 @@ def check_checkout(shard: Shard, settings: RunSettings) -> None:
 
 def check_host_can_run(shard: Shard, settings: RunSettings) -> None:
     host = settings.host
-    if shard.compile_only:
+    if shard.runs_on is RunsOn.COMPILE_ONLY:
         raise RefusedError(COMPILE_ONLY_REASON)
-    if shard.enable_x86_64 and not host.simulator:
+    if shard.runs_on is RunsOn.SIMULATOR and not host.simulator:
         raise RefusedError(
             "refused: this is a phone host; simulator shards run on hosts with "
             'kind = "x86-simulator" (the workflow routes them by runner label)'
         )
-    if host.simulator and not shard.enable_x86_64:
+    if host.simulator and shard.runs_on is not RunsOn.SIMULATOR:
         raise RefusedError(
             "refused: this x86-simulator host has no phones; the shard was routed to the "
             "wrong runner labels"
@@ -136,7 +136,7 @@ def check_host_can_run(shard: Shard, settings: RunSettings) -> None:
         )
 
 
-def check_import(shard: Shard, settings: RunSettings, python: str) -> None:
+def check_import(shard: HostShard, settings: RunSettings, python: str) -> None:
     """The ``executorch`` the harness imports must be the checkout's, not another copy.
 
     Importing it runs the PR's ``executorch/__init__.py``: the check is a watched run

@@ -33,7 +33,7 @@ from qnn_migrate.bot.lab.attempt import Attempt
 from qnn_migrate.bot.lab.preflight import RefusedError, sdk_version
 from qnn_migrate.bot.lab.settings import RunSettings
 from qnn_migrate.bot.lab.targets import PhoneTarget, SimulatorTarget, Target
-from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import HostShard, RunsOn, Shard, ShardResult, Status, TestResult
 
 
 def drop_escaping_links(root: Path) -> list[str]:
@@ -85,7 +85,7 @@ class Runner:
             raise
         return self._finish(guard.after(result))
 
-    def _run_checked(self, shard: Shard) -> ShardResult:
+    def _run_checked(self, shard: HostShard) -> ShardResult:
         """The shard on a host that passed its pre-flight."""
         settings = self.settings
 
@@ -101,7 +101,7 @@ class Runner:
         inner = replace(shard, tests=runnable) if skipped else shard
         target: Target = (
             SimulatorTarget(settings, self.attempts)
-            if inner.enable_x86_64
+            if inner.runs_on is RunsOn.SIMULATOR
             else PhoneTarget(settings, self.attempts)
         )
         result = self._on(target, inner)
@@ -121,7 +121,7 @@ class Runner:
             sdk_version=sdk_version(self.settings.host.qnn_sdk_root),
         )
 
-    def _on(self, target: Target, shard: Shard) -> ShardResult:
+    def _on(self, target: Target, shard: HostShard) -> ShardResult:
         """The first attempt on ``target`` and, if it left INFRA tests, one retry."""
         refusal = target.refusal(shard)
         if refusal is not None:

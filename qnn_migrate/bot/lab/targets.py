@@ -31,7 +31,7 @@ from qnn_migrate.bot.lab.adb import Adb, AdbConfigError
 from qnn_migrate.bot.lab.attempt import Attempt, run_tests
 from qnn_migrate.bot.lab.preflight import sdk_version
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
-from qnn_migrate.bot.model import Shard, ShardResult, Status
+from qnn_migrate.bot.model import HostShard, ShardResult, Status
 
 DEVICE_TMP = "/data/local/tmp"
 DEVICE_WORKSPACE = f"{DEVICE_TMP}/qnn_executorch_test"
@@ -87,20 +87,20 @@ class Retry:
     ``note`` finishes the runner's log line ("retrying 2 INFRA test(s) once" + note), or
     is the whole reason when there is no retry (None: nothing worth a log line)."""
 
-    shard: Shard | None
+    shard: HostShard | None
     note: str | None = None
 
 
 class Target(Protocol):
     """A place where a shard's tests run."""
 
-    def refusal(self, shard: Shard) -> str | None:
+    def refusal(self, shard: HostShard) -> str | None:
         """Why this target cannot take the shard at all (INFRA, attempts 0), or None."""
 
-    def attempt(self, shard: Shard, attempt_dir: Path) -> ShardResult:
+    def attempt(self, shard: HostShard, attempt_dir: Path) -> ShardResult:
         """Run the shard's tests once, checks included."""
 
-    def retry(self, shard: Shard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
+    def retry(self, shard: HostShard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
         """Where the INFRA tests ``ids`` of ``first`` run once more."""
 
 
@@ -114,7 +114,7 @@ class _TargetBase:
         self.attempts = attempts
 
     def _check_failed(
-        self, shard: Shard, device: str | None, verdict: health.Health
+        self, shard: HostShard, device: str | None, verdict: health.Health
     ) -> ShardResult:
         self.settings.log(f"[{shard.id}] {self.check_name} failed: {verdict.reason}")
         self.attempts.append(
@@ -129,7 +129,7 @@ class _TargetBase:
         )
 
     def _settle(
-        self, shard: Shard, result: ShardResult, device: str | None, verdict: health.Health
+        self, shard: HostShard, result: ShardResult, device: str | None, verdict: health.Health
     ) -> tuple[ShardResult, list[str]]:
         """Give the result its INFRA reason and log the attempt; the INFRA messages."""
         infra = [r.message for r in result.results if r.status is Status.INFRA]
@@ -146,7 +146,7 @@ class _TargetBase:
         (attempt_dir / "health.json").write_text(json.dumps(verdict.to_dict(), indent=1) + "\n")
 
 
-def candidates(shard: Shard) -> list[str]:
+def candidates(shard: HostShard) -> list[str]:
     """The phones a shard may use, in order: ``--device`` first, then its pool."""
     return list(dict.fromkeys([*([shard.device] if shard.device else []), *shard.device_pool]))
 
@@ -154,7 +154,7 @@ def candidates(shard: Shard) -> list[str]:
 class PhoneTarget(_TargetBase):
     """A phone of this host, locked for the attempt."""
 
-    def refusal(self, shard: Shard) -> str | None:
+    def refusal(self, shard: HostShard) -> str | None:
         if candidates(shard):
             return None
         return (
@@ -162,7 +162,7 @@ class PhoneTarget(_TargetBase):
             "[[devices]] in the host config, or pass --device"
         )
 
-    def attempt(self, shard: Shard, attempt_dir: Path) -> ShardResult:
+    def attempt(self, shard: HostShard, attempt_dir: Path) -> ShardResult:
         """Lock a phone among the shard's candidates, check it, run, clean up."""
         state_dir = self.settings.state_dir
         ordered = quarantine.order(state_dir, candidates(shard))
@@ -178,7 +178,7 @@ class PhoneTarget(_TargetBase):
         except locks.DeviceBusy as exc:
             return ShardResult.all_infra(shard, str(exc))
 
-    def retry(self, shard: Shard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
+    def retry(self, shard: HostShard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
         others = tuple(c for c in candidates(shard) if c != first.device)
         if not others:
             return Retry(
@@ -189,7 +189,7 @@ class PhoneTarget(_TargetBase):
             f" on another {shard.soc} phone",
         )
 
-    def _on_device(self, shard: Shard, serial: str, attempt_dir: Path) -> ShardResult:
+    def _on_device(self, shard: HostShard, serial: str, attempt_dir: Path) -> ShardResult:
         state_dir = self.settings.state_dir
         try:
             adb = Adb(
@@ -257,10 +257,10 @@ class SimulatorTarget(_TargetBase):
         super().__init__(settings, attempts)
         self.verdict: health.Health | None = None
 
-    def refusal(self, shard: Shard) -> str | None:
+    def refusal(self, shard: HostShard) -> str | None:
         return None
 
-    def attempt(self, shard: Shard, attempt_dir: Path) -> ShardResult:
+    def attempt(self, shard: HostShard, attempt_dir: Path) -> ShardResult:
         if self.verdict is None:
             self.verdict = self._health(shard)
             self._write_health(attempt_dir, self.verdict)
@@ -269,12 +269,12 @@ class SimulatorTarget(_TargetBase):
         result, _ = run_tests(shard, self.settings, attempt_dir, serial=None, fingerprint=None)
         return self._settle(shard, result, None, self.verdict)[0]
 
-    def retry(self, shard: Shard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
+    def retry(self, shard: HostShard, first: ShardResult, ids: tuple[str, ...]) -> Retry:
         if self.verdict is None or not self.verdict.ok:
             return Retry(None)
         return Retry(replace(shard, tests=ids), "")
 
-    def _health(self, shard: Shard) -> health.Health:
+    def _health(self, shard: HostShard) -> health.Health:
         host = self.settings.host
         env = child_env(self.settings)
         runner = health.simulator_runner_path(

@@ -14,7 +14,7 @@ is not the phone's)::
     }
 
 The second kind holds the other-backends matrix (ExecuTorch's own XNNPACK and portable
-tests, ``Shard.other_backends``), run on the simulator hosts but no QNN program: its file
+tests, ``Suite.OTHER_BACKENDS``), run on the simulator hosts but no QNN program: its file
 says ``"suite": "other-backends"``, and the comment gives it a place of its own.
 
 A nightly replaces the entries of the tests it fingerprinted and keeps the others (a test
@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.model import SHA_RE, SOC_RE, TEST_ID_RE, ModelError, Shard
+from qnn_migrate.bot.model import SHA_RE, SOC_RE, TEST_ID_RE, ModelError, RunsOn, Shard, Suite
 from qnn_migrate.bot.programs import TestPrograms, entry_to_dict, parse_test
 
 SCHEMA = 1
@@ -64,7 +64,9 @@ class Place(NamedTuple):
 
     @classmethod
     def of(cls, shard: Shard) -> Place:
-        return cls(shard.soc, shard.enable_x86_64, shard.other_backends)
+        return cls(
+            shard.soc, shard.runs_on is RunsOn.SIMULATOR, shard.suite is Suite.OTHER_BACKENDS
+        )
 
     @property
     def file_name(self) -> str:

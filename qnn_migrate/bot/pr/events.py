@@ -12,8 +12,9 @@ from typing import Any
 
 from qnn_migrate.bot.github.gateway import GitHubGateway, IssueComment
 from qnn_migrate.bot.pr import render
-from qnn_migrate.bot.pr.dispatch import BotContext, Outcome
+from qnn_migrate.bot.pr.context import BotContext, Outcome
 from qnn_migrate.bot.pr.state import Phase, RunState, find_results_comment
+from qnn_migrate.bot.pr.verbs import table_of
 
 SUPERSEDED = (
     "The PR head moved to `{head}` while this run was pending on `{sha}`, so the run was "
@@ -48,9 +49,10 @@ def handle_pull_request_event(
     if state.run_id is not None:
         gw.cancel_run(state.run_id)
     note = PR_CLOSED if action == "closed" else SUPERSEDED.format(head=head, sha=state.sha)
+    closed = state.with_phase(Phase.CANCELLED, note)
+    shown = table_of(ctx).describe(state.command)
     gw.edit_comment(
-        comment.id,
-        render.render_closed(state.with_phase(Phase.CANCELLED, note), ctx.links, "cancelled", note),
+        comment.id, render.render_closed(closed, ctx.links, "cancelled", note, command_text=shown)
     )
     gw.set_status(
         state.sha,

@@ -15,6 +15,7 @@ from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.gateway import GitHubGateway
 from qnn_migrate.bot.pr import render
 from qnn_migrate.bot.pr.state import Phase, find_results_comment
+from qnn_migrate.bot.pr.verbs import VERBS
 
 MOVED = (
     "The PR head moved from `{sha}` to `{head}` after the command was accepted, so the run "
@@ -63,9 +64,9 @@ def check_head(
         and (comment_id is None or state.comment_id == comment_id)
     ):
         closed = state.with_phase(Phase.REFUSED, message)
-        gw.edit_comment(
-            comment.id, render.render_closed(closed, links, "refused to start", message)
-        )
+        shown = VERBS.describe(state.command)
+        body = render.render_closed(closed, links, "refused to start", message, command_text=shown)
+        gw.edit_comment(comment.id, body)
     gw.set_status(
         sha,
         "error",

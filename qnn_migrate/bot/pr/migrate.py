@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from qnn_migrate.bot.github.gateway import (
     FileBlob,
@@ -41,7 +41,6 @@ from qnn_migrate.bot.github.gateway import (
     PullFile,
     ReviewComment,
 )
-from qnn_migrate.bot.pr.commands import MIGRATE_ROLES, Command
 from qnn_migrate.bot.pr.suggestions import DiffLines, Hunk, apply, diff_ranges, hunks, parses
 from qnn_migrate.bot.pr.suggestions import unified as unified_diff
 from qnn_migrate.bot.text import escape
@@ -56,6 +55,8 @@ from qnn_migrate.codemods.engine import (
     rule_options,
 )
 
+# Who may ask for `/qnn migrate` besides the PR's author: it only proposes text.
+MIGRATE_ROLES = ("admin", "maintain", "write")
 MAX_FILE_BYTES = 512 * 1024
 MAX_FILES = 50
 MAX_COMMENTS = 60  # line comments in one review; more go to the summary's diff
@@ -120,6 +121,18 @@ DIFFS_CUT = (
 )
 
 
+class Ask(Protocol):
+    """What the review needs of the command that asked for it (``verbs.migrate``'s)."""
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def paths(self) -> tuple[str, ...]: ...
+
+    def canonical(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class MigrateResult:
     """What ``/qnn migrate`` did; ``action`` is stable for tests and logs."""
@@ -164,11 +177,11 @@ class ReviewPlan:
     left: int
 
 
-def marker(sha: str, command: Command) -> str:
+def marker(sha: str, command: Ask) -> str:
     return MARKER.format(sha=sha, command=command.canonical().replace("-->", ""))
 
 
-def already_reviewed(bodies: Sequence[str], sha: str, command: Command) -> bool:
+def already_reviewed(bodies: Sequence[str], sha: str, command: Ask) -> bool:
     """Whether one of the bot's review bodies carries this SHA's and command's marker."""
     wanted = marker(sha, command)
     return any(wanted in body for body in bodies)
@@ -334,7 +347,7 @@ def build_review(
     items: Sequence[FileInput],
     *,
     sha: str,
-    command: Command,
+    command: Ask,
     version: str,
     skipped: Sequence[str] = (),
     late: Sequence[str] = (),
@@ -436,7 +449,7 @@ def _size(lines: Sequence[str]) -> int:
 def _summary(
     outcomes: Sequence[FileOutcome],
     sha: str,
-    command: Command,
+    command: Ask,
     version: str,
     skipped: Sequence[str],
     suggested: int,
@@ -544,7 +557,7 @@ def bot_version() -> str:
 
 def handle_migrate(
     gw: GitHubGateway,
-    command: Command,
+    command: Ask,
     *,
     pr: int,
     login: str,

@@ -5,11 +5,11 @@ by expected duration (``bot.balance``). Test ids named directly in a command for
 pseudo-matrix ``tests``. The plan crosses ``workflow_dispatch`` as the JSON list
 ``[{"shard": <model.Shard>, "runs_on": [labels]}, ...]``.
 
-A command with ``--sim`` plans simulator shards: ``enable_x86_64`` set, ids starting
-``sim-``, and the ``[simulator]`` runner labels, which no phone host carries. With
-``--compare base`` the same selections are planned a second time at the PR's merge base:
-simulator shards marked ``merge_base``, with that commit as their ``sha`` and ids starting
-``sim-base-``.
+The planner answers ``PlanRequest``s: selections per SoC, at one commit (``At``), in one
+place (``RunsOn``). A simulator request makes shards that run on the x86 simulator, with
+ids starting ``sim-`` and the ``[simulator]`` runner labels, which no phone host carries.
+``--compare base`` is two requests: the PR's head, then the same selections at the PR's
+merge base (``At.MERGE_BASE``, on the simulator tier, ids starting ``sim-base-``).
 
 ``device_matrix`` is the other end: the device workflow's plan job checks the list that
 crossed the dispatch against the catalog (every field a shard carries) before any of it
@@ -22,14 +22,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import OTHER_BACKENDS_DRIVER, Catalog, Limits
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import HOST_FIELDS, At, HostShard, RunsOn, Shard, Suite
 from qnn_migrate.bot.pr import balance
-from qnn_migrate.bot.pr.commands import Command
 
 ADHOC = "tests"  # the pseudo-matrix of test ids named in a comment
 SIM_PREFIX = "sim-"
@@ -37,26 +36,14 @@ BASE_PREFIX = "sim-base-"  # shards of the PR's merge base (`--compare base`)
 SHARD_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 # A build folder the shard may name: relative, plain characters, no `..`, never an option.
 BUILD_FOLDER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}$")
-HOST_LOCAL_FIELDS = ("executorch_dir", "adb_host", "device", "device_pool")
-# Where a shard's results come from; the report keeps them apart.
-PHONE = "phone"
-SIMULATOR = "x86 simulator"
-COMPILE_ONLY = "compile only"
-
-
-def mode_of(shard: Shard) -> str:
-    """Whether ``shard`` ran on a phone, the x86 HTP simulator, or compiled only."""
-    if shard.compile_only:
-        return COMPILE_ONLY
-    return SIMULATOR if shard.enable_x86_64 else PHONE
 
 
 def baseline_key(shard: Shard) -> str:
     """The nightly history a shard's failures are compared with: its SoC's phones, or, for
     the simulator, a history of its own (``SM8650 (x86 simulator)``) that phone nights
     never write, so a simulator result is never judged against a phone's."""
-    mode = mode_of(shard)
-    return shard.soc if mode == PHONE else f"{shard.soc} ({mode})"
+    where = shard.runs_on
+    return shard.soc if where is RunsOn.PHONE else f"{shard.soc} ({where.label})"
 
 
 def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str]:
@@ -75,8 +62,7 @@ def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str
     if str(OTHER_BACKENDS_DRIVER) in argv:  # this host's path means nothing where it reruns
         at = argv.index(str(OTHER_BACKENDS_DRIVER))
         argv[at : at + 1] = ["-m", "qnn_migrate.bot.lab.other_backends"]
-    mode = mode_of(shard)
-    if mode == PHONE:
+    if shard.runs_on is RunsOn.PHONE:
         return argv
     out: list[str] = []
     skip = False
@@ -87,7 +73,7 @@ def repro_argv(catalog: Catalog, shard: Shard, tests: Sequence[str]) -> list[str
             skip = True
         else:
             out.append(word)
-    return out + (["--enable_x86_64"] if mode == SIMULATOR else ["--compile_only"])
+    return out + (["--enable_x86_64"] if shard.runs_on is RunsOn.SIMULATOR else ["--compile_only"])
 
 
 class PlanError(ValueError):
@@ -141,125 +127,115 @@ class Plan:
         return cls(tuple(PlannedShard(e.shard, e.runs_on) for e in entries))
 
 
-def select(
-    command: Command, catalog: Catalog, changed_files: Sequence[str] | None = None
-) -> tuple[Selection, ...]:
-    """The tests a test command names, resolving ``auto`` against the PR's changed files.
+@dataclass(frozen=True)
+class PlanRequest:
+    """One question for the planner: ``work`` (SoC -> selections) at one commit, in one place.
 
-    A test in two selected matrices runs once, under the first.
-    """
-    names = list(command.matrices)
-    if command.auto:
-        files = list(changed_files or ())
-        guarded = catalog.matrices_for_paths(files)
-        if not guarded and not (names or command.tests):
-            raise PlanError(
-                f"`auto` found no matrix guarding the {len(files)} file(s) this PR changes. "
-                "Name a matrix: " + ", ".join(f"`{m}`" for m in catalog.matrices) + "."
+    The PR's head and its merge base (``--compare base``) are two requests (``at_merge_base``)."""
+
+    work: Mapping[str, Sequence[Selection]]
+    backend: str
+    seed: int
+    sha: str
+    pr: int | None
+    runs_on: RunsOn = RunsOn.PHONE
+    at: At = At.HEAD
+
+    def __post_init__(self) -> None:
+        if self.runs_on is RunsOn.COMPILE_ONLY:
+            raise ValueError(
+                "compile-only shards are not planned (ExecuTorch 1.5.1 cannot run them)"
             )
-        names += [m for m in guarded if m not in names]
-    seen: set[str] = set()
-    out: list[Selection] = []
-    for name in names:
-        tests = tuple(t for t in catalog.matrices[name].tests if t not in seen)
-        seen.update(tests)
-        if tests:
-            out.append(Selection(name, tests))
-    adhoc = tuple(t for t in command.tests if t not in seen)
-    if adhoc:
-        out.append(Selection(ADHOC, adhoc))
-    return tuple(out)
+        if self.at is At.MERGE_BASE and self.runs_on is not RunsOn.SIMULATOR:
+            raise ValueError("a merge base's shards run on the simulator tier")
+
+    def at_merge_base(self, merge_base: str) -> PlanRequest:
+        """The same work at the PR's merge base, on the simulator tier (``--compare base``)."""
+        return replace(self, sha=merge_base, at=At.MERGE_BASE, runs_on=RunsOn.SIMULATOR)
 
 
 def plan(
-    work: Mapping[str, Sequence[Selection]],
-    *,
+    *requests: PlanRequest,
     catalog: Catalog,
-    backend: str,
-    seed: int,
-    sha: str,
-    pr: int | None,
     durations: Mapping[str, float] | None = None,
-    simulator: bool = False,
-    merge_base: bool = False,
 ) -> Plan:
-    """Shards for ``work`` (SoC -> selections), balanced by duration within each matrix.
+    """The shards of every request, in order, balanced by duration within each matrix.
 
-    ``simulator``: shards for the x86 simulator tier instead of phones. ``merge_base``:
-    shards of the PR's merge base (``sha``), on the simulator tier. An other-backends
-    matrix (``modules`` in the catalog) is planned once, on the simulator tier's first SoC
-    (its baseline's key), whatever SoCs the command names: no phone runs it."""
+    An other-backends matrix (``modules`` in the catalog) is planned once per request, on
+    the simulator tier's first SoC (its baseline's key), whatever SoCs the request names:
+    no phone runs it."""
+    shards: list[PlannedShard] = []
+    for request in requests:
+        shards += _plan_one(request, catalog, durations)
+    return Plan(tuple(shards))
+
+
+def _plan_one(
+    request: PlanRequest, catalog: Catalog, durations: Mapping[str, float] | None
+) -> list[PlannedShard]:
     other = {
         sel.matrix: sel
-        for sels in work.values()
+        for sels in request.work.values()
         for sel in sels
         if sel.matrix in catalog.matrices and catalog.matrices[sel.matrix].other_backends
     }
-    sim = catalog.simulator
-    simulator = simulator or merge_base
     if not other:
-        return _shards(work, catalog, backend, seed, sha, pr, durations, simulator, merge_base)
+        return _shards(request, catalog, durations)
+    sim = catalog.simulator
     if sim is None or not sim.socs or not sim.runner_labels:
         raise PlanError(
             f"{', '.join(other)} runs on the simulator tier only, and this repository has none "
             "([simulator] in the bot's config, with its socs and runner_labels)"
         )
-    kept = {soc: [s for s in sels if s.matrix not in other] for soc, sels in work.items()}
+    kept = {soc: [s for s in sels if s.matrix not in other] for soc, sels in request.work.items()}
     kept = {soc: sels for soc, sels in kept.items() if sels}
-    sim_backend = backend if backend in sim.backends else sim.backends[0]
-    on_sim = {sim.socs[0]: list(other.values())}
-    rest = (
-        _shards(kept, catalog, backend, seed, sha, pr, durations, simulator, merge_base)
-        if kept
-        else None
+    rest = _shards(replace(request, work=kept), catalog, durations) if kept else []
+    on_sim = replace(
+        request,
+        work={sim.socs[0]: list(other.values())},
+        backend=request.backend if request.backend in sim.backends else sim.backends[0],
+        runs_on=RunsOn.SIMULATOR,
     )
-    sims = _shards(on_sim, catalog, sim_backend, seed, sha, pr, durations, True, merge_base)
-    return Plan((rest.shards if rest else ()) + sims.shards)
+    return rest + _shards(on_sim, catalog, durations)
 
 
 def _shards(
-    work: Mapping[str, Sequence[Selection]],
-    catalog: Catalog,
-    backend: str,
-    seed: int,
-    sha: str,
-    pr: int | None,
-    durations: Mapping[str, float] | None,
-    simulator: bool,
-    merge_base: bool = False,
-) -> Plan:
-    """The shards of ``work``, all on phones or all on the simulator tier."""
+    request: PlanRequest, catalog: Catalog, durations: Mapping[str, float] | None
+) -> list[PlannedShard]:
+    """The shards of one request, all on phones or all on the simulator tier."""
     per_shard = catalog.limits.tests_per_shard
     shards: list[PlannedShard] = []
+    simulator = request.runs_on is RunsOn.SIMULATOR
     if simulator:
-        check_simulator(catalog, tuple(work), backend)
-    for soc, selections in work.items():
+        check_simulator(catalog, tuple(request.work), request.backend)
+    for soc, selections in request.work.items():
         labels = catalog.socs[soc].runner_labels
         prefix = ""
         if simulator and catalog.simulator is not None:
             labels = catalog.simulator.runner_labels
-            prefix = BASE_PREFIX if merge_base else SIM_PREFIX
+            prefix = BASE_PREFIX if request.at is At.MERGE_BASE else SIM_PREFIX
         for sel in selections:
             parts = max(1, math.ceil(len(sel.tests) / per_shard))
             chunks = balance.split(sel.tests, parts, durations)
+            found = catalog.matrices.get(sel.matrix)
+            suite = Suite.OTHER_BACKENDS if found and found.other_backends else Suite.QNN
             for k, chunk in enumerate(chunks, start=1):
                 shard = Shard(
                     id=f"{prefix}{soc.lower()}-{sel.matrix}-{k}",
                     matrix=sel.matrix,
                     soc=soc,
-                    backend=backend,
-                    seed=seed,
+                    backend=request.backend,
+                    seed=request.seed,
                     tests=tuple(chunk),
-                    sha=sha,
-                    pr=pr,
+                    sha=request.sha,
+                    pr=request.pr,
                     build_folder=catalog.defaults.build_folder,
-                    enable_x86_64=simulator,
-                    merge_base=merge_base,
-                    other_backends=sel.matrix in catalog.matrices
-                    and catalog.matrices[sel.matrix].other_backends,
+                    runs_on=request.runs_on,
+                    at=request.at,
+                    suite=suite,
                 )
                 shards.append(PlannedShard(shard, labels))
-    return Plan(tuple(shards))
+    return shards
 
 
 def check_simulator(catalog: Catalog, socs: Sequence[str], backend: str) -> None:
@@ -276,61 +252,6 @@ def check_simulator(catalog: Catalog, socs: Sequence[str], backend: str) -> None
         raise PlanError(
             f"the simulator tier runs backend(s) {', '.join(sim.backends)}, not {backend}"
         )
-
-
-def plan_command(
-    command: Command,
-    selections: Sequence[Selection],
-    *,
-    catalog: Catalog,
-    sha: str,
-    pr: int | None,
-    durations: Mapping[str, float] | None = None,
-    merge_base: str | None = None,
-) -> Plan:
-    """The same selections on every SoC the command names; with ``merge_base`` (a commit, for
-    ``--compare base``), the same shards again at that commit, after the PR's."""
-    work = {soc: list(selections) for soc in command.socs}
-    return plan_at_head_and_base(
-        work, command, catalog=catalog, sha=sha, pr=pr, durations=durations, merge_base=merge_base
-    )
-
-
-def plan_at_head_and_base(
-    work: Mapping[str, Sequence[Selection]],
-    command: Command,
-    *,
-    catalog: Catalog,
-    sha: str,
-    pr: int | None,
-    durations: Mapping[str, float] | None,
-    merge_base: str | None,
-) -> Plan:
-    """``work`` at the PR's ``sha`` on the command's tier, then (``merge_base``: a commit)
-    the same work at the merge base, on the simulator tier."""
-    at_head = plan(
-        work,
-        catalog=catalog,
-        backend=command.backend,
-        seed=command.seed,
-        sha=sha,
-        pr=pr,
-        durations=durations,
-        simulator=bool(getattr(command, "simulator", False)),
-    )
-    if merge_base is None:
-        return at_head
-    at_base = plan(
-        work,
-        catalog=catalog,
-        backend=command.backend,
-        seed=command.seed,
-        sha=merge_base,
-        pr=pr,
-        durations=durations,
-        merge_base=True,
-    )
-    return Plan(at_head.shards + at_base.shards)
 
 
 def check_limits(p: Plan, limits: Limits) -> None:
@@ -354,7 +275,7 @@ def check_limits(p: Plan, limits: Limits) -> None:
 
 def _runner_label(shard: Shard, catalog: Catalog, where: str, problems: list[str]) -> str:
     """The third runs-on label of the shard's runners; checks they are [self-hosted, qnn, X]."""
-    if shard.enable_x86_64:
+    if shard.runs_on is RunsOn.SIMULATOR:
         sim = catalog.simulator
         if sim is None:
             problems.append(f"{where}: a simulator shard, but there is no [simulator] tier")
@@ -382,7 +303,7 @@ def _runner_label(shard: Shard, catalog: Catalog, where: str, problems: list[str
             "[self-hosted, qnn, <label>]"
         )
         return ""
-    if not shard.enable_x86_64 and labels[2] != shard.soc.lower():
+    if shard.runs_on is not RunsOn.SIMULATOR and labels[2] != shard.soc.lower():
         problems.append(f"{where}: SoC {shard.soc} has runner_labels {list(labels)}")
     return labels[2]
 
@@ -401,15 +322,15 @@ def device_matrix(
     and one PR; ids usable as artifact names; a known SoC or the simulator tier, whose
     runners carry ``[self-hosted, qnn, <label>]``; the backend, the seed, the timeouts and
     every test id; a build folder that is a plain relative path (never an option such as
-    ``--host=evil``, which the harness would parse); no compile-only shard; and no
-    host-local field (paths, serials).
+    ``--host=evil``, which the harness would parse); no compile-only shard; and a shard as
+    planned, never as a host ran it (``HostShard``: paths, serials).
     """
     limits = catalog.limits
     problems: list[str] = []
     ids = [s.id for s in shards]
     if len(set(ids)) != len(ids):
         problems.append("shard ids must be unique")
-    base_shas = sorted({s.sha for s in shards if s.merge_base})
+    base_shas = sorted({s.sha for s in shards if s.at is At.MERGE_BASE})
     if len(base_shas) > 1:
         problems.append(
             f"the merge base's shards are at {len(base_shas)} commits; they share the PR's one"
@@ -419,12 +340,12 @@ def device_matrix(
         where = f"shard {s.id[:100]!r}"
         if not SHARD_ID_RE.match(s.id):
             problems.append(f"{where}: ids are lower-case letters, digits, '.', '_' and '-'")
-        if s.merge_base:
+        if s.at is At.MERGE_BASE:
             # `--compare base`: main's code at the PR's merge base, its own commit, run by the
             # same device job as the PR's shards (no token there either).
             if pr is None:
                 problems.append(f"{where}: a merge base's shard belongs to a PR's run")
-            if not s.enable_x86_64 or not s.id.startswith(BASE_PREFIX):
+            if s.runs_on is not RunsOn.SIMULATOR or not s.id.startswith(BASE_PREFIX):
                 problems.append(
                     f"{where}: a merge base's shard runs on the simulator tier, its id starting "
                     f"with {BASE_PREFIX!r}"
@@ -446,13 +367,13 @@ def device_matrix(
                 f"{where}: test id(s) not in the registry: {', '.join(u[:120] for u in unknown[:5])}"
             )
         found = catalog.matrices.get(s.matrix)
-        if found is not None and found.other_backends and not s.enable_x86_64:
+        other = found is not None and found.other_backends
+        if other and s.runs_on is not RunsOn.SIMULATOR:
             problems.append(f"{where}: matrix {s.matrix} runs on the simulator tier only")
-        if s.other_backends != bool(found is not None and found.other_backends):
+        if (s.suite is Suite.OTHER_BACKENDS) != other:
             problems.append(
-                f"{where}: other_backends is {str(s.other_backends).lower()}, but matrix "
-                f"{s.matrix[:64]} is {'' if found is not None and found.other_backends else 'not '}"
-                "an other-backends matrix"
+                f"{where}: its suite is {s.suite.value}, but matrix {s.matrix[:64]} is "
+                f"{'' if other else 'not '}an other-backends matrix"
             )
         if len(s.tests) > limits.max_test_runs:
             problems.append(f"{where}: {len(s.tests)} tests, over {limits.max_test_runs}")
@@ -474,12 +395,12 @@ def device_matrix(
                 f"{where}: per_test_timeout_s must be between {limits.min_per_test_timeout_s} "
                 "and timeout_s"
             )
-        if s.compile_only:
+        if s.runs_on is RunsOn.COMPILE_ONLY:
             problems.append(
                 f"{where}: compile-only shards are not run (ExecuTorch 1.5.1's verify_output "
                 "ignores compile_only); use the simulator tier"
             )
-        chosen = [f for f in HOST_LOCAL_FIELDS if getattr(s, f)]
+        chosen = [f for f in HOST_FIELDS if getattr(s, f)] if isinstance(s, HostShard) else []
         if chosen:
             problems.append(f"{where}: {', '.join(chosen)} belong to the runner host, not the plan")
         include.append({"id": s.id, "soc": s.soc.lower(), "label": label, "shard": s.to_dict()})

@@ -13,16 +13,14 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from qnn_migrate.bot import text as text_mod
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import Status, Verdict
-from qnn_migrate.bot.pr.commands import Action, Command
-from qnn_migrate.bot.pr.plan import COMPILE_ONLY, PHONE, SIMULATOR, repro_argv
+from qnn_migrate.bot.model import RunsOn, Status, Verdict
+from qnn_migrate.bot.pr.plan import repro_argv
 from qnn_migrate.bot.pr.state import MARKER, RunState
 from qnn_migrate.bot.pr.summary import Failure, Group, Summary
 
@@ -83,24 +81,28 @@ class Links:
         return f"{self.repo_url}/commit/{sha}"
 
 
-def _place(soc: str, mode: str) -> str:
-    """The SoC column: the SoC, and the mode when the results are not from a phone."""
-    return soc if mode == PHONE else f"{soc} ({mode})"
+def _place(soc: str, where: RunsOn) -> str:
+    """The SoC column: the SoC, and where it ran when the results are not from a phone."""
+    return soc if where is RunsOn.PHONE else f"{soc} ({where.label})"
 
 
 def _modes_line(summary: Summary) -> str:
     """Where the results came from, when not only from phones (kept apart in the tables)."""
-    modes = list(dict.fromkeys(g.mode for g in summary.groups))
-    if modes in ([], [PHONE]):
+    modes = list(dict.fromkeys(g.runs_on for g in summary.groups))
+    if modes in ([], [RunsOn.PHONE]):
         return ""
-    names = {PHONE: "phones", SIMULATOR: "the x86 HTP simulator", COMPILE_ONLY: "compile only"}
+    names = {
+        RunsOn.PHONE: "phones",
+        RunsOn.SIMULATOR: "the x86 HTP simulator",
+        RunsOn.COMPILE_ONLY: "compile only",
+    }
     return (
         "Results from "
-        + ", ".join(names.get(m, m) for m in modes)
+        + ", ".join(names[m] for m in modes)
         + (
             "; simulator results are compared with the simulator's own nightly history, never "
             "with phones'."
-            if SIMULATOR in modes
+            if RunsOn.SIMULATOR in modes
             else ""
         )
     )
@@ -109,8 +111,9 @@ def _modes_line(summary: Summary) -> str:
 def _where_it_ran(group: Group) -> str:
     """Which phones ran the group, and whether a shard was retried after an INFRA failure."""
     text = ""
-    if group.mode != PHONE:
-        text += f" · on the {group.mode}" if group.mode == SIMULATOR else f" · {group.mode}"
+    where = group.runs_on
+    if where is not RunsOn.PHONE:
+        text += f" · on the {where.label}" if where is RunsOn.SIMULATOR else f" · {where.label}"
     if group.devices:
         # Serials come from result files written next to PR code, and markdown is not
         # rendered inside <summary>: keep only the characters a serial or host:port has.
@@ -123,33 +126,13 @@ def _where_it_ran(group: Group) -> str:
     return text
 
 
-def _origin(state: RunState, links: Links) -> str:
+def _origin(state: RunState, links: Links, command_text: str) -> str:
     if not state.requested_by:  # no record of the command (e.g. the comment was deleted)
         return "Device run (its /qnn command is not on record)"
     return (
-        f"`{_command_text(state.command)}` from @{state.requested_by} "
+        f"`{command_text}` from @{state.requested_by} "
         f"([comment]({links.comment(state.pr, state.comment_id)}))"
     )
-
-
-def _command_text(command: Mapping[str, Any]) -> str:
-    if isinstance(command, Mapping):
-        try:
-            return Command(
-                action=Action(command["action"]),
-                matrices=tuple(command.get("matrices", ())),
-                tests=tuple(command.get("tests", ())),
-                auto=bool(command.get("auto")),
-                socs=tuple(command.get("socs", ())),
-                backend=str(command.get("backend", "")),
-                seed=int(command.get("seed", 0)),
-                failed_only=bool(command.get("failed_only")),
-                simulator=bool(command.get("simulator")),
-                compare=str(command.get("compare", "")),
-            ).canonical()
-        except (KeyError, ValueError, TypeError):
-            return "/qnn"
-    return "/qnn"
 
 
 def _pin(state: RunState, links: Links) -> str:
@@ -157,11 +140,12 @@ def _pin(state: RunState, links: Links) -> str:
 
 
 def render_pending(
-    state: RunState, links: Links, shards: Sequence[tuple[str, str, int]], catalog: Catalog
+    state: RunState, links: Links, shards: Sequence[tuple[str, str, int]], *, command_text: str
 ) -> str:
     """The results comment right after dispatch: what will run, where, at which commit.
 
-    ``shards`` holds (soc, matrix, number of tests) per shard.
+    ``shards`` holds (soc, matrix, number of tests) per shard; ``command_text`` is the
+    stored command as it reads (``VerbTable.describe``), in this and every renderer below.
     """
     by_group: dict[tuple[str, str], list[int]] = {}
     for soc, matrix, n in shards:
@@ -175,7 +159,7 @@ def render_pending(
     return (
         f"{MARKER}\n"
         f"## {HEAD['pending']} QNN device tests: running\n\n"
-        f"{_origin(state, links)}{f' ({state.note})' if state.note else ''}\n\n"
+        f"{_origin(state, links, command_text)}{f' ({state.note})' if state.note else ''}\n\n"
         f"Pinned to {_pin(state, links)} · {len(shards)} shard(s), {total} test runs{run}\n\n"
         "| SoC | matrix | tests | shards | status |\n|---|---|---:|---:|---|\n"
         f"{rows}\n\n"
@@ -184,13 +168,15 @@ def render_pending(
     )
 
 
-def render_closed(state: RunState, links: Links, title: str, note: str) -> str:
+def render_closed(
+    state: RunState, links: Links, title: str, note: str, *, command_text: str
+) -> str:
     """The results comment when a run was cancelled or refused to start."""
     icon = "⚠️"
     return (
         f"{MARKER}\n"
         f"## {icon} QNN device tests: {title}\n\n"
-        f"{_origin(state, links)}\n\n"
+        f"{_origin(state, links, command_text)}\n\n"
         f"Pinned to {_pin(state, links)}.\n\n"
         f"{note}\n\n"
         "Start again with `/qnn retry` (or a new `/qnn test ...`).\n"
@@ -215,7 +201,7 @@ def _counts_row(group: Group, links: Links, max_logs: int) -> str:
         logs += f" +{len(urls) - max_logs}"
     mark = "✅" if group.ok else "❌"
     return (
-        f"| {mark} {_place(group.soc, group.mode)} | `{group.matrix}` | {counts} | "
+        f"| {mark} {_place(group.soc, group.runs_on)} | `{group.matrix}` | {counts} | "
         f"{group.ran} of {group.expected} | {logs} |"
     )
 
@@ -227,7 +213,7 @@ def _failure_rows(failures: Sequence[Failure], links: Links, with_messages: bool
         log_cell = f"[log]({log})" if log else ""
         message = escape(f.result.message) if with_messages else ""
         rows.append(
-            f"| {_place(f.soc, f.mode)} | `{f.result.test_id}` | {ICON[f.result.status]} | "
+            f"| {_place(f.soc, f.runs_on)} | `{f.result.test_id}` | {ICON[f.result.status]} | "
             f"**{f.verdict.value}** | {log_cell} | {message} |"
         )
     return rows
@@ -240,9 +226,9 @@ def _repro(summary: Summary, catalog: Catalog, state: RunState) -> str:
     the simulator, which runs on the host."""
     command = state.command
     lines = []
-    by_place: dict[tuple[str, str], tuple[Failure, list[str]]] = {}
+    by_place: dict[tuple[str, RunsOn], tuple[Failure, list[str]]] = {}
     for f in summary.failures:
-        entry = by_place.setdefault((f.soc, f.mode), (f, []))
+        entry = by_place.setdefault((f.soc, f.runs_on), (f, []))
         entry[1].append(f.result.test_id)
     for (soc, _), (first, tests) in by_place.items():
         unique = list(dict.fromkeys(tests))
@@ -275,12 +261,13 @@ def _report_body(
     level: int,
     max_failures: int | None,
     programs: str = "",
+    command_text: str,
 ) -> str:
     out = [
         MARKER,
         f"## {HEAD[summary.state]} QNN device tests: {summary.headline}",
         "",
-        _origin(state, links),
+        _origin(state, links, command_text),
         "",
         f"Pinned to {_pin(state, links)} · ran **{summary.ran} of {summary.expected}** expected "
         f"tests on {len({g.soc for g in summary.groups})} SoC(s) · baseline: {baseline_label}"
@@ -358,6 +345,7 @@ def render_report(
     head_sha: str | None = None,
     limit: int = COMMENT_LIMIT,
     programs: str = "",
+    command_text: str,
 ) -> str:
     """The results comment, folded as much as needed to fit ``limit`` UTF-8 bytes.
 
@@ -377,6 +365,7 @@ def render_report(
             level=level,
             max_failures=max_failures,
             programs=programs,
+            command_text=command_text,
         )
 
     def fits(text: str) -> bool:
@@ -404,62 +393,3 @@ def render_report(
         keep -= 1
         text = body(3, keep)
     return text
-
-
-# Short replies to a /qnn comment. Each says what happened and what to do next.
-
-ACCEPTED = (
-    "🚀 Running `{command}` at [`{sha}`]({commit_url}) (the PR head when the command was "
-    "accepted): {shards} shard(s), {tests} test runs on {socs}.{run} Results will appear in "
-    "the [results comment]({results_url}). If the head moves before the run starts, the run "
-    "refuses."
-)
-NOT_ALLOWED = (
-    "😕 @{login}, device runs can be started only by collaborators with {roles} permission "
-    "on {repo} (yours: `{role}`). Ask a maintainer to comment `{command}`."
-)
-NEEDS_SHA = (
-    "😕 This PR's author (@{author}) cannot start device runs, so the command must name the "
-    "commit you reviewed, or a later push could run instead. The head is now `{head}`; if "
-    "that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
-)
-NEEDS_SHA_FORK = (
-    "😕 The head branch lives in {repo}, whose owner cannot start device runs, so the command "
-    "must name the commit you reviewed, or a later push there could run instead. The head is "
-    "now `{head}`; if that is what you reviewed, comment:\n\n```\n{command} --sha {head}\n```"
-)
-SHA_NOT_FULL = (
-    "😕 `--sha {given}` is not a full commit SHA. Name the commit you reviewed by all 40 "
-    "hexadecimal digits (a short prefix can be matched by another commit), e.g. "
-    "`--sha {head}` if that is it."
-)
-SHA_MISMATCH = (
-    "😕 The command names commit `{given}`, but the PR head is `{head}`. Review the new "
-    "commits, then comment again with `--sha {head}`."
-)
-NOT_OPEN = "😕 PR #{pr} is {state}; device runs are started only on open PRs."
-COMMAND_ERROR = "😕 {error}\n\nSee `/qnn help` for the commands, or try one offline with `qnn-migrate bot parse`."
-NOTHING_TO_RETRY = (
-    "😕 There is no earlier device run on this PR to retry. Start one with `/qnn test`."
-)
-NOTHING_FAILED = "😕 Nothing failed in the last run (at `{sha}`); nothing to retry."
-NOT_REPORTED = (
-    "😕 The last run (at `{sha}`) has not reported yet; `/qnn retry failed` needs its results."
-)
-NOTHING_TO_CANCEL = "😕 No device run is in progress on this PR."
-CANCELLED = "🛑 Cancelled the device run at `{sha}`{run}, as @{login} asked."
-DISPATCH_FAILED = (
-    "😕 GitHub refused to start the device workflow `{workflow}`: {error}. Nothing was run; "
-    "try again later or ask a maintainer to check the workflow."
-)
-INTERRUPTED = (
-    "⚠️ GitHub's API failed while I handled this command: {error}. Nothing was started. {then}"
-)
-INTERRUPTED_RELEASED = (
-    "I took my 👀 back, so re-running the failed job of this workflow run handles the "
-    "command again; or post it again."
-)
-INTERRUPTED_KEPT = (
-    "My 👀 could not be taken back, so a re-run would skip this comment: post the command "
-    "again in a new comment."
-)

@@ -1,7 +1,10 @@
 """Shard results -> the one PR results comment and a commit status (pure over a gateway).
 
-Called by the device workflow's final job (``qnn-migrate bot report``) and by the
-runner side's end-to-end test. The planned shards are the source of truth for what was
+Called by the device workflow's final job (``qnn-migrate bot report``, which only reads
+its options and files and injects the gateway) and by the runner side's end-to-end test.
+``RunShards`` splits the dispatched list into the PR's shards and the merge base's
+(``--compare base``: programs to compare with, nothing else), ``gather`` reads the
+Programs section's inputs, and ``report_run`` (or ``render_run_offline``) writes it all. The planned shards are the source of truth for what was
 expected: a result file cannot shrink its own shard (results for ids nobody asked for
 are dropped, unreported ones are MISSING), and a shard with no result file at all
 counts as INFRA for every test it held. Result files are artifacts of jobs that ran PR
@@ -13,13 +16,75 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.gateway import GitHubGateway
-from qnn_migrate.bot.model import Baseline, Shard, ShardResult, reconcile
-from qnn_migrate.bot.pr import render
+from qnn_migrate.bot.model import At, Baseline, Shard, ShardResult, reconcile
+from qnn_migrate.bot.pr import programs, render, staleness
 from qnn_migrate.bot.pr.state import Phase, RunState, find_results_comment
 from qnn_migrate.bot.pr.summary import Summary, summarize
+from qnn_migrate.bot.pr.verbs import VERBS
+
+
+class ReportInputError(ValueError):
+    """A shard list that is not one run's; the text says what to pass instead."""
+
+
+@dataclass(frozen=True)
+class RunShards:
+    """One device run's dispatched shards: the PR's, and the merge base's."""
+
+    planned: tuple[Shard, ...]  # at the PR's head: what the report judges
+    at_base: tuple[Shard, ...] = ()  # `--compare base`: programs to compare with, no more
+
+    @classmethod
+    def of(cls, shards: Sequence[Shard], where: str) -> RunShards:
+        """Split ``shards`` (read from ``where``); they must share one sha and one PR (and the
+        merge base's, one sha of their own)."""
+        planned = tuple(s for s in shards if s.at is At.HEAD)
+        at_base = tuple(s for s in shards if s.at is At.MERGE_BASE)
+        shas, prs = {s.sha for s in planned}, {s.pr for s in shards}
+        if len(shas) != 1 or len(prs) != 1 or len({s.sha for s in at_base}) > 1:
+            raise ReportInputError(
+                f"{where}: the shards are at {len(shas)} commit(s) of {len(prs)} PR(s); one "
+                "run's shards share one sha and pr (and the merge base's, one sha of their "
+                "own): pass the list the run was dispatched with"
+            )
+        return cls(planned, at_base)
+
+    @property
+    def every(self) -> tuple[Shard, ...]:
+        return self.planned + self.at_base
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What the run's artifacts say: the PR's results and the Programs section's groups."""
+
+    results: tuple[ShardResult, ...]
+    groups: tuple[programs.ProgramGroup, ...]
+    warnings: tuple[str, ...]
+
+
+def gather(
+    run: RunShards,
+    collected: Sequence[ShardResult],
+    results_dir: Path,
+    baseline_dir: Path | None,
+) -> Gathered:
+    """``collected`` (one result per shard of ``run.every``) split into the PR's results and
+    the merge base's, and each test's programs against its baseline or the merge base."""
+    base_ids = {s.id for s in run.at_base}
+    groups, warnings = programs.gather(
+        run.planned,
+        results_dir,
+        baseline_dir,
+        base=run.at_base,
+        base_results=[r for r in collected if r.shard.id in base_ids],
+    )
+    results = tuple(r for r in collected if r.shard.id not in base_ids)
+    return Gathered(results, tuple(groups), tuple(warnings))
 
 
 @dataclass(frozen=True)
@@ -107,7 +172,14 @@ def report(
         pull = gw.pull(pr)
         head = pull.head_sha if pull else None
     body = render.render_report(
-        summary, state, links, catalog, baseline_label=label, head_sha=head, programs=programs
+        summary,
+        state,
+        links,
+        catalog,
+        baseline_label=label,
+        head_sha=head,
+        programs=programs,
+        command_text=VERBS.describe(state.command),
     )
     written: int | None = None
     created = edited = False
@@ -155,6 +227,54 @@ def render_offline(
     )
     label = f"nightly at `{baseline.sha[:12]}`" if baseline.sha else "no nightly baseline"
     body = render.render_report(
-        summary, state, render.Links(repo_url), catalog, baseline_label=label, programs=programs
+        summary,
+        state,
+        render.Links(repo_url),
+        catalog,
+        baseline_label=label,
+        programs=programs,
+        command_text=VERBS.describe(state.command),
     )
     return summary, body
+
+
+def report_run(
+    gw: GitHubGateway,
+    run: RunShards,
+    gathered: Gathered,
+    *,
+    baseline: Baseline,
+    catalog: Catalog,
+    bot_login: str,
+    links: render.Links,
+    comment_id: int | None = None,
+) -> ReportOutcome:
+    """The report job's whole write: the stale notes (GitHub says what changed between each
+    baseline and the merge base), the Programs section, then ``report``."""
+    first = run.planned[0]
+    groups = staleness.annotate(gw, gathered.groups, first.pr, first.sha)
+    return report(
+        gw,
+        planned=run.planned,
+        results=gathered.results,
+        baseline=baseline,
+        catalog=catalog,
+        bot_login=bot_login,
+        links=links,
+        comment_id=comment_id,
+        programs=programs.render_section(groups),
+    )
+
+
+def render_run_offline(
+    run: RunShards, gathered: Gathered, baseline: Baseline, catalog: Catalog, repo_url: str
+) -> tuple[Summary, str]:
+    """``render_offline`` for the run: GitHub is not asked, so no stale note."""
+    return render_offline(
+        run.planned,
+        gathered.results,
+        baseline,
+        catalog,
+        repo_url,
+        programs=programs.render_section(gathered.groups),
+    )

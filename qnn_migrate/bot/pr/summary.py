@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult, Verdict
-from qnn_migrate.bot.pr.plan import baseline_key, mode_of
+from qnn_migrate.bot.model import Baseline, RunsOn, Shard, ShardResult, Status, TestResult, Verdict
+from qnn_migrate.bot.pr.plan import baseline_key
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Failure:
     result: TestResult
     verdict: Verdict
     log_url: str | None
-    mode: str = "phone"  # plan.mode_of: phone, x86 simulator, compile only
+    runs_on: RunsOn = RunsOn.PHONE
     shard: Shard | None = None
 
 
@@ -42,7 +42,7 @@ class Group:
     log_urls: tuple[str, ...]
     devices: tuple[str, ...] = ()  # the phones that produced the results, as reported
     retried: int = 0  # shards that needed a second attempt (an INFRA failure on a phone)
-    mode: str = "phone"  # phone, x86 simulator or compile only: never mixed in one group
+    runs_on: RunsOn = RunsOn.PHONE  # never mixed in one group
 
     @property
     def expected(self) -> int:
@@ -85,15 +85,15 @@ class Summary:
 
 
 def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
-    """Group shard results by SoC x matrix x mode (in shard order) and judge every failure.
+    """Group shard results by SoC x matrix x where they ran (in shard order) and judge every failure.
 
     Simulator and compile-only results form groups of their own and are judged against
     their own history (``plan.baseline_key``), never against phones'."""
-    order: list[tuple[str, str, str]] = []
-    collected: dict[tuple[str, str, str], list[ShardResult]] = {}
+    order: list[tuple[str, str, RunsOn]] = []
+    collected: dict[tuple[str, str, RunsOn], list[ShardResult]] = {}
     failures: list[Failure] = []
     for sr in results:
-        key = (sr.shard.soc, sr.shard.matrix, mode_of(sr.shard))
+        key = (sr.shard.soc, sr.shard.matrix, sr.shard.runs_on)
         if key not in collected:
             order.append(key)
             collected[key] = []
@@ -108,7 +108,7 @@ def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
                         result=r,
                         verdict=baseline.verdict(baseline_key(sr.shard), r),
                         log_url=sr.log_url,
-                        mode=mode_of(sr.shard),
+                        runs_on=sr.shard.runs_on,
                         shard=sr.shard,
                     )
                 )
@@ -116,15 +116,15 @@ def summarize(results: Sequence[ShardResult], baseline: Baseline) -> Summary:
         Group(
             soc=soc,
             matrix=matrix,
-            results=tuple(r for sr in collected[(soc, matrix, mode)] for r in sr.results),
-            log_urls=tuple(sr.log_url for sr in collected[(soc, matrix, mode)] if sr.log_url),
+            results=tuple(r for sr in collected[(soc, matrix, where)] for r in sr.results),
+            log_urls=tuple(sr.log_url for sr in collected[(soc, matrix, where)] if sr.log_url),
             devices=tuple(
-                dict.fromkeys(sr.device for sr in collected[(soc, matrix, mode)] if sr.device)
+                dict.fromkeys(sr.device for sr in collected[(soc, matrix, where)] if sr.device)
             ),
-            retried=sum(sr.attempts > 1 for sr in collected[(soc, matrix, mode)]),
-            mode=mode,
+            retried=sum(sr.attempts > 1 for sr in collected[(soc, matrix, where)]),
+            runs_on=where,
         )
-        for soc, matrix, mode in order
+        for soc, matrix, where in order
     )
     expected = sum(g.expected for g in groups)
     ran = sum(g.ran for g in groups)

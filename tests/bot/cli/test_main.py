@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -40,3 +41,21 @@ def test_plan_prints_the_nightly_shards() -> None:
     assert sum(len(d["shard"]["tests"]) for d in doc) == 4 * 27
     bad = CliRunner().invoke(bot, ["plan", "--matrix", "nope", "--sha", "f" * 40])
     assert bad.exit_code == 2 and "nope" in bad.output
+
+
+def test_on_event_takes_the_events_of_the_table_only(tmp_path: Path) -> None:
+    from qnn_migrate.bot.pr.router import EVENTS
+
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    args = ["on-event", "--event-name", "push", "--event-path", str(event)]
+    result = CliRunner().invoke(bot, args, env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": ""})
+    assert result.exit_code == 2
+    assert "'push': the bot handles issue_comment, pull_request, pull_request_target" in (
+        result.output
+    )
+    # Control: a name of the table gets past the name and stops at the next thing missing.
+    assert set(EVENTS) == {"issue_comment", "pull_request", "pull_request_target"}
+    args[2] = "pull_request"
+    result = CliRunner().invoke(bot, args, env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": ""})
+    assert result.exit_code != 0 and "the bot handles" not in result.output

@@ -18,7 +18,7 @@ import pytest
 from qnn_migrate.bot.lab.attempt import script_argv
 from qnn_migrate.bot.lab.host_config import HostConfig
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import HostShard, RunsOn
 
 from .support import DOUBLES, command_builder
 
@@ -64,8 +64,8 @@ def test_every_flag_the_runner_passes_is_one_executorch_knows() -> None:
         host=HostConfig(), out_dir=Path("/nonexistent"), command=command_builder()
     )
     passed: set[str] = set()
-    for kw in ({}, {"enable_x86_64": True}, {"compile_only": True}):
-        shard = Shard(
+    for where in RunsOn:
+        shard = HostShard(
             "s",
             "m",
             "SM8650",
@@ -73,10 +73,11 @@ def test_every_flag_the_runner_passes_is_one_executorch_knows() -> None:
             1126,
             ("TestQNNFloatingPointOperator.test_qnn_backend_abs",),
             "a" * 40,
+            runs_on=where,
             executorch_dir="/srv/executorch",
-            **kw,  # type: ignore[arg-type]
         )
-        argv = script_argv(shard, settings, None if kw else "SERIAL", Path("/tmp/artifacts"))
+        serial = "SERIAL" if where is RunsOn.PHONE else None
+        argv = script_argv(shard, settings, serial, Path("/tmp/artifacts"))
         assert argv[1] == TEST_SCRIPT
         passed |= {w for w in argv if w.startswith("-")}
     assert passed <= real_flags(), passed - real_flags()

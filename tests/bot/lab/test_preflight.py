@@ -8,13 +8,13 @@ import os
 
 from qnn_migrate.bot.lab import preflight
 from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import Status
+from qnn_migrate.bot.model import RunsOn, Status
 
 from .support import ABS, QO, Lab, sim_settings, statuses
 
 
 def test_shards_go_only_to_hosts_of_their_kind(lab: Lab) -> None:
-    on_phones = Runner(lab.settings()).run(lab.shard(ABS, enable_x86_64=True))
+    on_phones = Runner(lab.settings()).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
     assert statuses(on_phones) == [Status.INFRA] and on_phones.attempts == 0
     assert "simulator shards run on hosts with kind" in (on_phones.infra_reason or "")
     on_sim = Runner(sim_settings(lab)).run(lab.shard(ABS))
@@ -24,21 +24,21 @@ def test_shards_go_only_to_hosts_of_their_kind(lab: Lab) -> None:
 
 
 def test_a_backend_the_host_cannot_run_is_infra_not_the_prs_fault(lab: Lab) -> None:
-    result = Runner(sim_settings(lab)).run(lab.shard(ABS, enable_x86_64=True, backend="gpu"))
+    result = Runner(sim_settings(lab)).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR, backend="gpu"))
     assert statuses(result) == [Status.INFRA]
     assert "does not run on x86-64" in result.results[0].message
     assert "not the change's" in result.results[0].message
 
 
 def test_compile_only_is_refused_with_the_upstream_reason(lab: Lab) -> None:
-    result = Runner(sim_settings(lab)).run(lab.shard(ABS, compile_only=True, enable_x86_64=True))
+    result = Runner(sim_settings(lab)).run(lab.shard(ABS, runs_on=RunsOn.COMPILE_ONLY))
     assert statuses(result) == [Status.INFRA] and result.attempts == 0
     assert "verify_output" in (result.infra_reason or "")
     assert lab.runs_log() == []
 
 
 def test_sdk_version_comes_from_the_library_or_says_unknown_and_why(lab: Lab) -> None:
-    result = Runner(sim_settings(lab)).run(lab.shard(ABS, enable_x86_64=True))
+    result = Runner(sim_settings(lab)).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
     assert result.sdk_version == "2.51.0.260929181845 (from libQnnHtp.so; no sdk.yaml)"
     assert preflight.sdk_version(None).startswith("unknown (qnn_sdk_root is not set")
     empty = lab.root / "empty-sdk"

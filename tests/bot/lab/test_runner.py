@@ -11,7 +11,7 @@ import pytest
 from qnn_migrate.bot.lab import locks, quarantine
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.targets import DEVICE_WORKSPACE
-from qnn_migrate.bot.model import Status
+from qnn_migrate.bot.model import RunsOn, Status
 
 from .support import FP, QM, QO, Lab, make_checkout
 
@@ -372,7 +372,7 @@ def test_falls_back_to_verbose_text_when_the_wrapper_cannot_drive_the_script(
 
 def test_simulator_shard_needs_no_phone(lab: Lab) -> None:
     settings = replace(lab.settings(), host=lab.simulator_host())
-    result = Runner(settings).run(lab.shard(f"{FP}.test_qnn_backend_abs", enable_x86_64=True))
+    result = Runner(settings).run(lab.shard(f"{FP}.test_qnn_backend_abs", runs_on=RunsOn.SIMULATOR))
     assert result.ok and result.device is None
     assert "--enable_x86_64" in result.command
     assert "--device" not in result.command and "--host" not in result.command

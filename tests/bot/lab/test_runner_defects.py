@@ -22,7 +22,7 @@ import pytest
 
 from qnn_migrate.bot.lab import attempt, quarantine
 from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import ShardResult, Status
+from qnn_migrate.bot.model import RunsOn, ShardResult, Status
 
 from .support import ABS, ADD, Lab, sim_settings, statuses
 
@@ -59,7 +59,7 @@ def test_a_fault_of_the_runners_own_wrapper_is_infra_never_missing(
 
 def test_tests_the_host_cannot_run_are_skipped_with_the_hosts_reason(lab: Lab) -> None:
     settings = sim_settings(lab, unsupported_tests={ADD: "no etdump in this runner build"})
-    result = Runner(settings).run(lab.shard(ABS, ADD, enable_x86_64=True))
+    result = Runner(settings).run(lab.shard(ABS, ADD, runs_on=RunsOn.SIMULATOR))
     assert statuses(result) == [Status.PASS, Status.SKIP]
     assert result.results[1].message == "not run on this host: no etdump in this runner build"
     assert [r.test_id for r in result.results] == [ABS, ADD]

@@ -7,7 +7,7 @@ import json
 
 from qnn_migrate.bot.lab import settings as settings_mod
 from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import Status
+from qnn_migrate.bot.model import RunsOn, Status
 
 from .support import ABS, ADD, Lab, sim_settings, statuses
 
@@ -15,7 +15,9 @@ from .support import ABS, ADD, Lab, sim_settings, statuses
 def test_simulator_infra_is_counted_and_retried_once(lab: Lab) -> None:
     lab.scenario(tests={ADD: "hang"})
     settings = sim_settings(lab)
-    result = Runner(settings).run(lab.shard(ABS, ADD, enable_x86_64=True, per_test_timeout_s=1))
+    result = Runner(settings).run(
+        lab.shard(ABS, ADD, runs_on=RunsOn.SIMULATOR, per_test_timeout_s=1)
+    )
     assert statuses(result) == [Status.PASS, Status.INFRA]
     assert result.infra_reason and "per-test budget" in result.infra_reason
     assert result.attempts == 2
@@ -27,18 +29,18 @@ def test_simulator_infra_is_counted_and_retried_once(lab: Lab) -> None:
 
 def test_simulator_host_check_failures_are_infra_with_the_fix(lab: Lab) -> None:
     settings = sim_settings(lab, qnn_executor_runner=str(lab.root / "not-built"))
-    result = Runner(settings).run(lab.shard(ABS, enable_x86_64=True))
+    result = Runner(settings).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
     assert statuses(result) == [Status.INFRA]
     assert "backends/qualcomm/scripts/build.sh" in result.results[0].message
     assert lab.runs_log() == []  # no test process was started
     no_sdk = sim_settings(lab, qnn_sdk_root=str(lab.root / "empty"))
-    result = Runner(no_sdk).run(lab.shard(ABS, enable_x86_64=True))
+    result = Runner(no_sdk).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
     assert "libQnnHtp.so is missing" in result.results[0].message
 
 
 def test_the_simulator_runner_path_reaches_the_harness(lab: Lab) -> None:
     settings = sim_settings(lab)
-    Runner(settings).run(lab.shard(ABS, enable_x86_64=True))
+    Runner(settings).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
     assert lab.runs_log()  # ran; the environment is checked through the runner's own builder
     env = settings_mod.child_env(settings)
     assert env["QNN_EXECUTOR_RUNNER"] == settings.host.qnn_executor_runner

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qnn_migrate.bot.artifacts import ArtifactError
-from qnn_migrate.bot.model import ModelError, Shard
+from qnn_migrate.bot.model import ModelError, RunsOn, Shard
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.program_baseline import ProgramBaseline
 from qnn_migrate.bot.programs import parse_test
@@ -60,7 +60,9 @@ def test_a_malformed_file_is_refused_with_its_name(doc: object) -> None:
 
 
 def test_record_night_from_shard_artifacts(tmp_path: Path) -> None:
-    shard = Shard("sim-sm8650-x-1", "x", "SM8650", "htp", 1, (A, B), NIGHT1, enable_x86_64=True)
+    shard = Shard(
+        "sim-sm8650-x-1", "x", "SM8650", "htp", 1, (A, B), NIGHT1, runs_on=RunsOn.SIMULATOR
+    )
     folder = tmp_path / "results" / f"qnn-result-{shard.id}" / "attempt-1"
     folder.mkdir(parents=True)
     (folder / "programs.json").write_text(json.dumps(programs_file({A: [program_doc()]})))

@@ -7,7 +7,8 @@ from github_standin.payloads import comment_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
-from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
+from qnn_migrate.bot.pr.context import BotContext
+from qnn_migrate.bot.pr.dispatch import handle_comment_event
 
 HEAD = "a" * 40
 CONV_FILE = "backends/qualcomm/_passes/canonicalize_conv.py"

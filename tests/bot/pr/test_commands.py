@@ -6,6 +6,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
+from typing import Any
 
 import cmarkgfm
 import cmarkgfm.cmark
@@ -14,25 +15,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.pr.commands import (
-    COMMAND_RE,
-    Action,
-    Command,
-    CommandError,
-    command_from_dict,
-    command_lines,
-    help_text,
-    parse,
-)
+from qnn_migrate.bot.model import RunsOn
+from qnn_migrate.bot.pr.commands import COMMAND_RE, command_from_dict, command_lines, parse
+from qnn_migrate.bot.pr.grammar import CommandError
+from qnn_migrate.bot.pr.verbs import VERBS
+from qnn_migrate.bot.pr.verbs.help import help_text as _help_text
+from qnn_migrate.bot.pr.verbs.retry import RetryCommand
 
 CONV = "canonicalize_conv"
 FP_CONV2D = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"
 
 
-def ok(body: str, catalog: Catalog) -> Command:
+def ok(body: str, catalog: Catalog) -> Any:
     command = parse(body, catalog)
     assert command is not None
     return command
+
+
+def help_text(catalog: Catalog) -> str:
+    return _help_text(catalog, VERBS)
 
 
 def err(body: str, catalog: Catalog) -> str:
@@ -43,8 +44,8 @@ def err(body: str, catalog: Catalog) -> str:
 
 def test_defaults_come_from_the_data(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV}", catalog)
-    assert (c.action, c.matrices, c.socs, c.backend, c.seed) == (
-        Action.TEST,
+    assert (c.verb, c.matrices, c.socs, c.backend, c.seed) == (
+        "test",
         (CONV,),
         ("SM8650",),
         "htp",
@@ -66,14 +67,14 @@ def test_full_test_command(catalog: Catalog) -> None:
 
 def test_bare_test_means_auto_and_bare_qnn_means_help(catalog: Catalog) -> None:
     assert ok("/qnn test", catalog).auto
-    assert ok("/qnn", catalog).action is Action.HELP
-    assert ok("/qnn help", catalog).action is Action.HELP
+    assert ok("/qnn", catalog).verb == "help"
+    assert ok("/qnn help", catalog).verb == "help"
 
 
 def test_retry_cancel(catalog: Catalog) -> None:
-    assert ok("/qnn retry", catalog) == Command(Action.RETRY)
+    assert ok("/qnn retry", catalog) == RetryCommand()
     assert ok("/qnn retry failed", catalog).failed_only
-    assert ok("/qnn cancel", catalog).action is Action.CANCEL
+    assert ok("/qnn cancel", catalog).verb == "cancel"
     assert "takes only `failed`" in err("/qnn retry everything", catalog)
     assert "takes no arguments" in err("/qnn cancel now", catalog)
 
@@ -104,7 +105,7 @@ def test_code_quotes_and_html_comments_are_ignored(body: str, catalog: Catalog) 
 
 
 def test_a_fence_closed_then_a_command(catalog: Catalog) -> None:
-    assert ok("```\n/qnn cancel\n```\n/qnn retry", catalog).action is Action.RETRY
+    assert ok("```\n/qnn cancel\n```\n/qnn retry", catalog).verb == "retry"
 
 
 @pytest.mark.parametrize(
@@ -257,10 +258,10 @@ def test_parser_raises_only_its_own_error_and_yields_only_catalog_names(
         return
     if command is None:
         return
-    assert set(command.tests) <= catalog.test_ids
-    assert set(command.matrices) <= set(catalog.matrices)
-    assert all(catalog.socs[s].in_lab for s in command.socs)
-    if command.action is Action.TEST:
+    if command.verb == "test":
+        assert set(command.tests) <= catalog.test_ids
+        assert set(command.matrices) <= set(catalog.matrices)
+        assert all(catalog.socs[s].in_lab for s in command.socs)
         assert command.backend in catalog.backends and command.socs
         assert all(command.backend in catalog.socs[s].backends for s in command.socs)
     # A parsed command always round-trips through its canonical text.
@@ -317,7 +318,7 @@ def test_paragraph_lines_after_other_blocks_still_run(catalog: Catalog) -> None:
 def test_tabs_separate_words(catalog: Catalog) -> None:
     c = ok(f"/qnn\ttest\t{CONV}\t--soc\tSM8750", catalog)
     assert (c.matrices, c.socs) == ((CONV,), ("SM8750",))
-    assert ok("/qnn\tcancel\t", catalog).action is Action.CANCEL
+    assert ok("/qnn\tcancel\t", catalog).verb == "cancel"
 
 
 def test_error_replies_are_capped(catalog: Catalog) -> None:
@@ -328,9 +329,9 @@ def test_error_replies_are_capped(catalog: Catalog) -> None:
 
 def test_sim_flag(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV} --sim", catalog)
-    assert c.simulator and c.canonical().endswith("--seed 1126 --sim")
+    assert c.runs_on is RunsOn.SIMULATOR and c.canonical().endswith("--seed 1126 --sim")
     assert command_from_dict(c.to_dict(), catalog) == c
-    assert not ok(f"/qnn test {CONV}", catalog).simulator
+    assert ok(f"/qnn test {CONV}", catalog).runs_on is RunsOn.PHONE
     assert "takes no value" in err("/qnn test --sim=yes", catalog)
     assert "did you mean `--sim`" in err("/qnn test --simm", catalog)
     assert "--sim" in help_text(catalog)
@@ -338,7 +339,7 @@ def test_sim_flag(catalog: Catalog) -> None:
 
 def test_compare_base(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV} --compare base", catalog)
-    assert (c.compare, c.simulator) == ("base", True)  # the merge base runs on the simulator
+    assert (c.compare, c.runs_on) == ("base", RunsOn.SIMULATOR)  # the merge base: simulator
     assert c.canonical().endswith("--seed 1126 --sim --compare base")
     assert command_from_dict(c.to_dict(), catalog) == c
     assert ok(f"/qnn test {CONV} --compare=BASE --sim", catalog) == c
@@ -353,7 +354,7 @@ def test_compare_base(catalog: Catalog) -> None:
 
 def test_migrate(catalog: Catalog) -> None:
     c = ok("/qnn migrate", catalog)
-    assert (c.action, c.target, c.paths) == (Action.MIGRATE, "qnn-passes", ())
+    assert (c.verb, c.target, c.paths) == ("migrate", "qnn-passes", ())
     c = ok("/qnn migrate --target executorch examples/qualcomm/ src/a_b.py", catalog)
     assert (c.target, c.paths) == ("executorch", ("examples/qualcomm", "src/a_b.py"))
     assert c.canonical() == "/qnn migrate --target executorch examples/qualcomm src/a_b.py"

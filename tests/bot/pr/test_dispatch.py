@@ -16,9 +16,11 @@ from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
-from qnn_migrate.bot.pr.dispatch import BotContext, handle_comment_event
+from qnn_migrate.bot.model import At, RunsOn
+from qnn_migrate.bot.pr.context import BotContext
+from qnn_migrate.bot.pr.dispatch import handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
-from qnn_migrate.bot.pr.state import MARKER, Phase, find_results_comment
+from qnn_migrate.bot.pr.state import MARKER, Phase, RunState, find_results_comment
 
 from .support import CONV_FILE, HEAD, bot_comments, send
 
@@ -362,11 +364,11 @@ def test_compare_base_reads_the_merge_base_and_a_failure_there_starts_nothing(
     again = redeliver(gh, gateway, ctx, cid)
     assert again.action == "dispatched"  # type: ignore[attr-defined]
     shards = [p.shard for p in Plan.from_json(gh.runs()[0].inputs["shards"]).shards]
-    assert [(s.id[:9], s.sha, s.merge_base) for s in shards] == [
-        ("sim-sm865", HEAD, False),
-        ("sim-sm865", HEAD, False),
-        ("sim-base-", "1" * 40, True),
-        ("sim-base-", "1" * 40, True),
+    assert [(s.id[:9], s.sha, s.at) for s in shards] == [
+        ("sim-sm865", HEAD, At.HEAD),
+        ("sim-sm865", HEAD, At.HEAD),
+        ("sim-base-", "1" * 40, At.MERGE_BASE),
+        ("sim-base-", "1" * 40, At.MERGE_BASE),
     ]
 
 
@@ -380,7 +382,7 @@ def test_a_retry_of_compare_base_runs_the_merge_base_again(
     outcome, _ = send(gh, gateway, ctx, "/qnn retry")
     assert outcome.action == "dispatched"  # type: ignore[attr-defined]
     retried = [p.shard for p in Plan.from_json(gh.runs()[-1].inputs["shards"]).shards]
-    assert sum(s.merge_base for s in retried) == 2 and len(retried) == 4
+    assert sum(s.at is At.MERGE_BASE for s in retried) == 2 and len(retried) == 4
     results = find_results_comment(gateway.comments(7), BOT_LOGIN)
     assert results is not None and results[1] is not None
     assert results[1].command["compare"] == "base"
@@ -392,12 +394,12 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
 ) -> None:
     """`/qnn retry failed` of a `--sim` (or `--compare base`) run went to phones: the failed
     tests' shards dropped the simulator tier, and a compare lost its merge base's shards."""
-    from qnn_migrate.bot.pr import dispatch
     from qnn_migrate.bot.pr.commands import parse
-    from qnn_migrate.bot.pr.state import RunState
+    from qnn_migrate.bot.pr.verbs.retry import failed_work
+    from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
     command = parse(f"/qnn test canonicalize_conv {flags}", ctx.catalog)
-    assert command is not None
+    assert isinstance(command, TestCommand)
     prior = RunState(
         phase=Phase.REPORTED,
         pr=7,
@@ -411,9 +413,90 @@ def test_retry_failed_stays_on_the_tier_the_command_ran_on(
         failed_total=1,
     )
     base = "1" * 40 if "compare" in flags else None
-    shards = [p.shard for p in dispatch._plan_failed(prior, ctx, command, HEAD, 7, base).shards]
-    at_head = [s for s in shards if not s.merge_base]
+    work = failed_work(prior, ctx.catalog)
+    planned = plan_command(command, ctx.catalog, sha=HEAD, pr=7, work=work, merge_base=base)
+    shards = [p.shard for p in planned.shards]
+    at_head = [s for s in shards if s.at is At.HEAD]
     assert [s.tests for s in at_head] == [("TestQNNQuantizedOperator.test_qnn_backend_conv1d",)]
-    assert at_head[0].enable_x86_64 is bool(flags)  # the control: no flag, phones
-    at_base = [s for s in shards if s.merge_base]
+    assert at_head[0].runs_on is (RunsOn.SIMULATOR if flags else RunsOn.PHONE)  # control: phones
+    at_base = [s for s in shards if s.at is At.MERGE_BASE]
     assert [(s.sha, s.tests) for s in at_base] == ([(base, at_head[0].tests)] if base else [])
+
+
+def results_state(gh: GitHubStandIn) -> tuple[str, RunState]:
+    found = find_results_comment(gh_comments(gh), BOT_LOGIN)
+    assert found is not None and found[1] is not None
+    return found[0].body, found[1]
+
+
+def test_a_previous_run_that_cannot_be_cancelled_leaves_the_new_run_tracked(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """Issue 27: a 502 on cancelling the previous run released the claim after the results
+    comment and the status already showed the new command, which then never ran, and the
+    previous run's results were never shown either. The previous run is now cancelled only
+    once the new one has started: a failure there leaves the comment and the status on the
+    run that goes on, and the reply says the previous one could not be stopped."""
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (first,) = gh.runs()
+    gh.fail_next("POST", r"/actions/runs/\d+/cancel$", 502, count=20)
+    outcome, cid = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "dispatched"  # type: ignore[attr-defined]
+    second = gh.runs()[-1]
+    assert second.id != first.id and first.conclusion is None  # it could not be stopped
+    _, state = results_state(gh)
+    assert (state.phase, state.run_id, state.comment_id) == (Phase.PENDING, second.id, cid)
+    assert state.command["matrices"] == ["convert_linear_to_conv2d"]
+    status = gh.statuses(HEAD)[-1]
+    assert status["state"] == "pending" and str(status["target_url"]).endswith(f"/{second.id}")
+    assert gh.reactions(cid) == {"eyes": [BOT_LOGIN], "rocket": [BOT_LOGIN]}
+    reply = bot_comments(gh)[-1]
+    assert reply.startswith("🚀") and "could not be cancelled" in reply and "502" in reply
+    # Control: when GitHub cancels it, the reply says nothing of the kind.
+    gh.faults.clear()
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert second.conclusion == "cancelled"
+    assert "could not be cancelled" not in bot_comments(gh)[-1]
+
+
+def test_a_refused_status_puts_the_results_comment_back(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """Issue 27: a 422 on the status POST left the results comment naming the new command
+    and the status still on the previous one. The comment is now put back as it was (the
+    previous run goes on and reports there), and the claim is released for a re-run."""
+    send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    (first,) = gh.runs()
+    body_before, state_before = results_state(gh)
+    statuses_before = gh.statuses(HEAD)
+    gh.fail_next("POST", r"/statuses/[0-9a-f]{40}$", 422, message="Validation Failed")
+    outcome, cid = send(gh, gateway, ctx, "/qnn test convert_linear_to_conv2d")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    body, state = results_state(gh)
+    assert (body, state) == (body_before, state_before)  # names the first command and run
+    assert gh.statuses(HEAD) == statuses_before
+    assert len(gh.runs()) == 1 and first.conclusion is None  # still running, still tracked
+    assert gh.reactions(cid) == {"eyes": []}
+    reply = bot_comments(gh)[-1]
+    assert "422" in reply and "Nothing was started" in reply
+    # The job's re-run handles the command: comment, status and runs agree again.
+    again = redeliver(gh, gateway, ctx, cid)
+    assert again.action == "dispatched"  # type: ignore[attr-defined]
+    second = gh.runs()[-1]
+    _, state = results_state(gh)
+    assert (state.run_id, state.comment_id) == (second.id, cid)
+    assert str(gh.statuses(HEAD)[-1]["target_url"]).endswith(f"/{second.id}")
+    assert first.conclusion == "cancelled"
+
+
+def test_a_refused_status_on_a_first_run_leaves_no_running_comment(
+    gh: GitHubStandIn, gateway: PyGithubGateway, ctx: BotContext
+) -> None:
+    """With no earlier results comment, the one just made says the run did not start."""
+    gh.fail_next("POST", r"/statuses/[0-9a-f]{40}$", 422, message="Validation Failed")
+    outcome, cid = send(gh, gateway, ctx, "/qnn test canonicalize_conv")
+    assert outcome.action == "interrupted"  # type: ignore[attr-defined]
+    body, state = results_state(gh)
+    assert state.phase is Phase.REFUSED and "did not start" in body and "422" in body
+    assert gh.statuses(HEAD) == [] and gh.runs() == []
+    assert gh.reactions(cid) == {"eyes": []}

@@ -7,7 +7,7 @@ from github_standin.payloads import pull_request_event
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
-from qnn_migrate.bot.pr.dispatch import BotContext
+from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.events import handle_pull_request_event
 
 from .support import HEAD, bot_comments, send

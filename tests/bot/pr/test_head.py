@@ -6,7 +6,7 @@ from github_standin.fixtures import BOT_LOGIN
 from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
-from qnn_migrate.bot.pr.dispatch import BotContext
+from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.head import check_head
 from qnn_migrate.bot.pr.state import Phase, find_results_comment
 

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import FileBlob
-from qnn_migrate.bot.pr.commands import Action, Command
-from qnn_migrate.bot.pr.dispatch import BotContext, Outcome, handle_comment_event
+from qnn_migrate.bot.pr.context import BotContext, Outcome
+from qnn_migrate.bot.pr.dispatch import handle_comment_event
 from qnn_migrate.bot.pr.migrate import (
     MAX_BODY_CHARS,
     MAX_COMMENT_CHARS,
@@ -38,6 +38,7 @@ from qnn_migrate.bot.pr.migrate import (
     handle_migrate,
 )
 from qnn_migrate.bot.pr.suggestions import apply, apply_suggestion, hunks, split_lines
+from qnn_migrate.bot.pr.verbs.migrate import MigrateCommand
 from qnn_migrate.cli import main
 from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
 from qnn_migrate.codemods.findings import Unfixable
@@ -263,7 +264,7 @@ def test_a_hunk_that_does_not_parse_alone_goes_to_the_summary() -> None:
         return FileResult(new, True, 1, ())
 
     item = FileInput("a.py", "@@ -1,4 +1,4 @@\n", FileBlob("a.py", len(old), old.encode()))
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_rewrite)
     assert len(hunks(old, new)) == 2 and plan.suggested == 0 and plan.comments == ()
     assert "<details>" in plan.body and "-x = (" in plan.body and "+x = [" in plan.body
@@ -308,7 +309,7 @@ def test_caps_on_comments_and_body() -> None:
 
     whole = f"@@ -1,140 +1,{len(split_lines(old))} @@\n"
     item = FileInput("a.py", whole, FileBlob("a.py", len(old), old.encode()))
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     plan = build_review([item], sha=HEAD, command=command, version="0", rewrite=stub_rewrite)
     assert plan.suggested == MAX_COMMENTS == len(plan.comments)
     assert "10 more outside this PR's diff" in plan.body and "-x69 = 69" in plan.body
@@ -340,7 +341,7 @@ def test_a_file_the_pr_imports_the_old_name_from_keeps_it() -> None:
         lines = len(split_lines(text))
         return FileInput(path, f"@@ -0,0 +1,{lines} @@\n", FileBlob(path, len(text), text.encode()))
 
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     alone = build_review(
         [item("mypkg/lowering.py", lowering)], sha=HEAD, command=command, version="0"
     )
@@ -390,7 +391,7 @@ def test_a_review_of_everything_a_pr_can_hold_is_one_github_accepts(
         big = "".join(f"y{i} = {'0' * 100}\n" for i in range(300))  # one 30 KB hunk
         return FileResult(big + code[300 * 6 :], True, 1, sites)
 
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     done = handle_migrate(
         gateway,
         command,
@@ -425,7 +426,7 @@ def test_past_the_time_budget_it_posts_what_it_has(
         now[0] += 200.0
         return rewrite_code(code, options, filename=filename)
 
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     done = handle_migrate(
         gateway,
         command,
@@ -448,7 +449,7 @@ def test_past_the_time_budget_it_posts_what_it_has(
     # Files not yet read when the time ran out are listed the same way.
     now[0] = 0.0
     ticks = iter([0.0, 10.0])  # the start, the first file; later readings are 400
-    command = Command(Action.MIGRATE, target="executorch")
+    command = MigrateCommand(target="executorch")
     handle_migrate(
         gateway,
         command,
@@ -492,7 +493,7 @@ def test_any_review_fits_what_github_accepts(
         FileInput(path(i), "@@ -0,0 +1,50 @@\n", FileBlob(path(i), len(old), old.encode()))
         for i in range(files)
     ]
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     plan = build_review(
         items,
         sha=HEAD,
@@ -540,7 +541,7 @@ def test_the_local_command_runs_as_written_on_a_path_that_starts_with_a_dash(
     """5aad75f wrote the paths right after the options: ``-x.py`` was read as an option."""
     name = "-lower.py"
     item = FileInput(name, patch("", EXPORT_HEAD), FileBlob(name, 0, EXPORT_HEAD.encode()))
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     plan = build_review([item], sha=HEAD, command=command, version="0")
     (line,) = [ln for ln in plan.body.splitlines() if ln.startswith("qnn-migrate rewrite --target")]
     assert line.endswith(f" -- {name}")
@@ -560,7 +561,7 @@ def test_a_file_in_another_encoding_gets_suggestions_only_where_its_bytes_are_as
     head = "# -*- coding: latin-1 -*-\n" + EXPORT_HEAD.replace(
         "compiler_specs)\n", "compiler_specs)  # modèle réduit\n", 1
     )
-    command = Command(Action.MIGRATE, target="qnn-passes")
+    command = MigrateCommand(target="qnn-passes")
     diff = patch("", head)
 
     def review(data: bytes) -> ReviewPlan:

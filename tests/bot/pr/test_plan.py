@@ -7,7 +7,7 @@ import json
 import pytest
 
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import ModelError
+from qnn_migrate.bot.model import ModelError, RunsOn
 from qnn_migrate.bot.pr.commands import parse
 from qnn_migrate.bot.pr.plan import (
     ADHOC,
@@ -15,20 +15,24 @@ from qnn_migrate.bot.pr.plan import (
     PlanError,
     check_limits,
     device_matrix,
-    plan_command,
     repro_argv,
-    select,
 )
+from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
 SHA = "1" * 40
 CONV = "canonicalize_conv"
 LIN = "convert_linear_to_conv2d"
 
 
-def _plan(body: str, catalog: Catalog, files: list[str] | None = None) -> Plan:
+def _command(body: str, catalog: Catalog) -> TestCommand:
     command = parse(body, catalog)
-    assert command is not None
-    return plan_command(command, select(command, catalog, files), catalog=catalog, sha=SHA, pr=9)
+    assert isinstance(command, TestCommand)
+    return command
+
+
+def _plan(body: str, catalog: Catalog, files: list[str] | None = None) -> Plan:
+    command = _command(body, catalog)
+    return plan_command(command, catalog, sha=SHA, pr=9, changed_files=files)
 
 
 def test_one_shard_per_soc_and_chunk(catalog: Catalog) -> None:
@@ -74,13 +78,10 @@ def test_named_tests_form_the_adhoc_matrix_and_duplicates_run_once(catalog: Cata
 
 
 def test_durations_balance_the_chunks(catalog: Catalog) -> None:
-    command = parse(f"/qnn test {CONV}", catalog)
-    assert command is not None
+    command = _command(f"/qnn test {CONV}", catalog)
     tests = catalog.matrices[CONV].tests
     durations = {t: (100.0 if i == 0 else 1.0) for i, t in enumerate(tests)}
-    p = plan_command(
-        command, select(command, catalog), catalog=catalog, sha=SHA, pr=1, durations=durations
-    )
+    p = plan_command(command, catalog, sha=SHA, pr=1, durations=durations)
     heavy = next(s for s in p.shards if tests[0] in s.shard.tests)
     assert len(heavy.shard.tests) < len(tests) // 2
 
@@ -120,13 +121,15 @@ def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
         "sim-sm8650-other_backends-1",
         "sim-sm8650-other_backends-2",
     ]
-    assert all(s.shard.enable_x86_64 and s.runs_on == sim.runner_labels for s in other)
+    assert all(
+        s.shard.runs_on is RunsOn.SIMULATOR and s.runs_on == sim.runner_labels for s in other
+    )
     assert sorted(t for s in other for t in s.shard.tests) == sorted(
         catalog.matrices["other_backends"].tests
     )
     # The QNN matrix still runs on both SoCs' phones.
     assert {s.shard.soc for s in p.shards if s.shard.matrix == CONV} == {"SM8650", "SM8750"}
-    assert not any(s.shard.enable_x86_64 for s in p.shards if s.shard.matrix == CONV)
+    assert {s.shard.runs_on for s in p.shards if s.shard.matrix == CONV} == {RunsOn.PHONE}
     # And the device workflow's plan job takes the list that crossed the dispatch.
     assert len(device_matrix([s.shard for s in p.shards], catalog, sha=SHA, pr=9)["include"]) == 6
     # Rerun by hand: the entry by module name, not the report host's path to it.
@@ -137,13 +140,6 @@ def test_other_backends_run_once_on_the_simulator_tier_whatever_socs_are_named(
 def test_other_backends_without_a_simulator_tier_are_refused_saying_why(catalog: Catalog) -> None:
     from dataclasses import replace
 
-    command = parse("/qnn test other_backends", catalog)
-    assert command is not None
+    command = _command("/qnn test other_backends", catalog)
     with pytest.raises(PlanError, match="other_backends runs on the simulator tier only"):
-        plan_command(
-            command,
-            select(command, catalog),
-            catalog=replace(catalog, simulator=None),
-            sha=SHA,
-            pr=9,
-        )
+        plan_command(command, replace(catalog, simulator=None), sha=SHA, pr=9)

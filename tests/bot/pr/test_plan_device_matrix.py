@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from qnn_migrate.bot import catalog as catalog_mod
-from qnn_migrate.bot.model import Shard
+from qnn_migrate.bot.model import At, HostShard, RunsOn, Shard, Suite
 from qnn_migrate.bot.pr import plan as plan_mod
 
 from ..support import FP
@@ -45,7 +45,7 @@ def shard(**kw: Any) -> Shard:
 
 def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
     matrix = plan_mod.device_matrix(
-        [shard(), shard(id="sim-sm8650-canonicalize_conv-1", enable_x86_64=True)],
+        [shard(), shard(id="sim-sm8650-canonicalize_conv-1", runs_on=RunsOn.SIMULATOR)],
         CATALOG,
         sha=SHA,
         pr=7,
@@ -70,8 +70,8 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
         ({"tests": ("TestQNNFloatingPointOperator.test_qnn_backend_nope",)}, "not in the registry"),
         ({"matrix": "no_such_matrix"}, "unknown matrix"),
         ({"seed": -1}, "seed must be between"),
-        ({"compile_only": True}, "compile-only shards are not run"),
-        ({"enable_x86_64": True}, "simulator shard ids start with 'sim-'"),
+        ({"runs_on": RunsOn.COMPILE_ONLY}, "compile-only shards are not run"),
+        ({"runs_on": RunsOn.SIMULATOR}, "simulator shard ids start with 'sim-'"),
         ({"id": "sim-sm8650-x-1"}, "must not start with 'sim-'"),
         ({"soc": "SM8350", "id": "sm8350-x-1"}, None),
         # Other backends: their own tests only, on the simulator tier only.
@@ -79,8 +79,8 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
             {
                 "matrix": "other_backends",
                 "id": "sim-sm8650-o-1",
-                "enable_x86_64": True,
-                "other_backends": True,
+                "runs_on": RunsOn.SIMULATOR,
+                "suite": Suite.OTHER_BACKENDS,
             },
             "not in the registry",
         ),
@@ -88,7 +88,7 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
             {
                 "matrix": "other_backends",
                 "tests": ("TestAbs.test_fp32_abs",),
-                "other_backends": True,
+                "suite": Suite.OTHER_BACKENDS,
             },
             "runs on the simulator tier only",
         ),
@@ -97,18 +97,18 @@ def test_good_phone_and_simulator_shards_get_their_own_runner_label() -> None:
                 "matrix": "other_backends",
                 "tests": ("TestAbs.test_fp32_abs",),
                 "id": "sim-sm8650-o-1",
-                "enable_x86_64": True,
+                "runs_on": RunsOn.SIMULATOR,
             },
             "is an other-backends matrix",
         ),
-        ({"other_backends": True}, "is not an other-backends matrix"),
+        ({"suite": Suite.OTHER_BACKENDS}, "is not an other-backends matrix"),
         (
             {
                 "matrix": "other_backends",
                 "tests": ("TestAbs.test_fp32_abs",),
                 "id": "sim-sm8650-o-1",
-                "enable_x86_64": True,
-                "other_backends": True,
+                "runs_on": RunsOn.SIMULATOR,
+                "suite": Suite.OTHER_BACKENDS,
             },
             None,
         ),
@@ -124,72 +124,46 @@ def test_dispatched_fields_are_validated(change: dict[str, Any], words: str | No
 
 
 def test_a_simulator_shard_for_a_soc_or_backend_the_tier_does_not_run_is_refused() -> None:
-    sim = shard(id="sim-sm8750-canonicalize_conv-1", soc="SM8750", enable_x86_64=True)
+    sim = shard(id="sim-sm8750-canonicalize_conv-1", soc="SM8750", runs_on=RunsOn.SIMULATOR)
     with pytest.raises(ValueError, match="not run on the simulator tier"):
         plan_mod.device_matrix([sim], CATALOG, sha=SHA, pr=7)
-    gpu = shard(id="sim-sm8650-canonicalize_conv-1", backend="gpu", enable_x86_64=True)
+    gpu = shard(id="sim-sm8650-canonicalize_conv-1", backend="gpu", runs_on=RunsOn.SIMULATOR)
     with pytest.raises(ValueError, match="backend gpu is not run on the simulator tier"):
         plan_mod.device_matrix([gpu], CATALOG, sha=SHA, pr=7)
 
 
 def test_plan_with_sim_makes_simulator_shards_on_simulator_labels() -> None:
     selections = [plan_mod.Selection("canonicalize_conv", CONV.tests)]
-    sim = plan_mod.plan(
-        {"SM8650": selections},
-        catalog=CATALOG,
-        backend="htp",
-        seed=1,
-        sha=SHA,
-        pr=7,
-        simulator=True,
-    )
-    phones = plan_mod.plan(
-        {"SM8650": selections}, catalog=CATALOG, backend="htp", seed=1, sha=SHA, pr=7
-    )
-    assert sim.shards and all(p.shard.enable_x86_64 for p in sim.shards)
+    on_phones = plan_mod.PlanRequest({"SM8650": selections}, "htp", 1, SHA, 7)
+    on_sim = replace(on_phones, runs_on=RunsOn.SIMULATOR)
+    sim = plan_mod.plan(on_sim, catalog=CATALOG)
+    phones = plan_mod.plan(on_phones, catalog=CATALOG)
+    assert sim.shards and all(p.shard.runs_on is RunsOn.SIMULATOR for p in sim.shards)
     assert {p.runs_on for p in sim.shards} == {("self-hosted", "qnn", "x86-simulator")}
     assert all(p.shard.id.startswith("sim-sm8650-") for p in sim.shards)
-    assert not any(p.shard.enable_x86_64 for p in phones.shards)
+    assert not any(p.shard.runs_on is RunsOn.SIMULATOR for p in phones.shards)
     assert {p.runs_on for p in phones.shards} == {("self-hosted", "qnn", "sm8650")}
     # What the plan makes, the device workflow accepts.
     plan_mod.device_matrix([p.shard for p in sim.shards], CATALOG, sha=SHA, pr=7)
     with pytest.raises(plan_mod.PlanError, match="simulator tier runs backend"):
-        plan_mod.plan(
-            {"SM8650": selections},
-            catalog=CATALOG,
-            backend="gpu",
-            seed=1,
-            sha=SHA,
-            pr=7,
-            simulator=True,
-        )
+        plan_mod.plan(replace(on_sim, backend="gpu"), catalog=CATALOG)
     with pytest.raises(plan_mod.PlanError, match="no simulator tier"):
-        plan_mod.plan(
-            {"SM8650": selections},
-            catalog=replace(CATALOG, simulator=None),
-            backend="htp",
-            seed=1,
-            sha=SHA,
-            pr=7,
-            simulator=True,
-        )
+        plan_mod.plan(on_sim, catalog=replace(CATALOG, simulator=None))
 
 
 def test_a_sim_command_from_the_grammar_plans_simulator_shards() -> None:
     from qnn_migrate.bot.pr.commands import parse
+    from qnn_migrate.bot.pr.verbs.test import TestCommand, plan_command
 
     command = parse("/qnn test canonicalize_conv --sim", CATALOG)
-    assert command is not None and command.simulator
-    selections = plan_mod.select(command, CATALOG)
-    planned = plan_mod.plan_command(command, selections, catalog=CATALOG, sha=SHA, pr=7)
-    assert planned.shards and all(p.shard.enable_x86_64 for p in planned.shards)
+    assert isinstance(command, TestCommand) and command.runs_on is RunsOn.SIMULATOR
+    planned = plan_command(command, CATALOG, sha=SHA, pr=7)
+    assert planned.shards and all(p.shard.runs_on is RunsOn.SIMULATOR for p in planned.shards)
     assert {p.runs_on[-1] for p in planned.shards} == {"x86-simulator"}
     phones = parse("/qnn test canonicalize_conv", CATALOG)
-    assert phones is not None
-    on_phones = plan_mod.plan_command(
-        phones, plan_mod.select(phones, CATALOG), catalog=CATALOG, sha=SHA, pr=7
-    )
-    assert not any(p.shard.enable_x86_64 for p in on_phones.shards)
+    assert isinstance(phones, TestCommand)
+    on_phones = plan_command(phones, CATALOG, sha=SHA, pr=7)
+    assert {p.shard.runs_on for p in on_phones.shards} == {RunsOn.PHONE}
 
 
 def test_device_matrix_for_good_shards() -> None:
@@ -205,7 +179,7 @@ def test_device_matrix_refuses_what_the_dispatcher_must_not_choose() -> None:
     bad = [
         _shard(sha="b" * 40),
         _shard(id="x", pr=8),
-        _shard(id="Bad Id/..", device="PHONE_A", executorch_dir="/etc"),
+        HostShard.of(_shard(id="Bad Id/.."), device="PHONE_A", executorch_dir="/etc"),
         _shard(id="y", soc="SM8550"),
         _shard(id="z", soc="SM8750"),
         _shard(id="x"),
@@ -232,22 +206,21 @@ def _base(**kw: Any) -> Shard:
     """A merge base's shard (`--compare base`): simulator tier, its own id and commit."""
     fields: dict[str, Any] = {
         "id": "sim-base-sm8650-canonicalize_conv-1",
-        "enable_x86_64": True,
-        "merge_base": True,
+        "runs_on": RunsOn.SIMULATOR,
+        "at": At.MERGE_BASE,
         "sha": "b" * 40,
     }
     return shard(**(fields | kw))
 
 
 def test_the_merge_base_shards_run_at_their_own_commit_on_the_simulator() -> None:
-    pr_sim = shard(id="sim-sm8650-canonicalize_conv-1", enable_x86_64=True)
+    pr_sim = shard(id="sim-sm8650-canonicalize_conv-1", runs_on=RunsOn.SIMULATOR)
     matrix = plan_mod.device_matrix([pr_sim, _base()], CATALOG, sha=SHA, pr=7)
     assert [(e["id"], e["label"], e["shard"]["sha"]) for e in matrix["include"]] == [
         ("sim-sm8650-canonicalize_conv-1", "x86-simulator", SHA),
         ("sim-base-sm8650-canonicalize_conv-1", "x86-simulator", "b" * 40),
     ]
-    assert matrix["include"][1]["shard"]["merge_base"] is True
-    assert "merge_base" not in matrix["include"][0]["shard"]  # other shards' JSON as before
+    assert [e["shard"]["at"] for e in matrix["include"]] == ["head", "merge-base"]
 
 
 @pytest.mark.parametrize(
@@ -256,9 +229,12 @@ def test_the_merge_base_shards_run_at_their_own_commit_on_the_simulator() -> Non
         # Control for the test above: an unmarked shard at another commit is refused.
         ([shard(sha="b" * 40)], "pinned to bbbbbbbbbbbb, not the run's aaaaaaaaaaaa"),
         ([_base(), _base(id="sim-base-sm8650-canonicalize_conv-2", sha="c" * 40)], "2 commits"),
-        ([_base(enable_x86_64=False, id="base-sm8650-x-1")], "runs on the simulator tier"),
+        ([_base(runs_on=RunsOn.PHONE, id="base-sm8650-x-1")], "runs on the simulator tier"),
         ([_base(id="sim-sm8650-canonicalize_conv-9")], "its id starting with 'sim-base-'"),
-        ([shard(id="sim-base-sm8650-x-1", enable_x86_64=True)], "only the merge base's shards"),
+        (
+            [shard(id="sim-base-sm8650-x-1", runs_on=RunsOn.SIMULATOR)],
+            "only the merge base's shards",
+        ),
     ],
 )
 def test_merge_base_shards_that_break_the_rules_are_refused(

@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from qnn_migrate.bot.catalog import Catalog
-from qnn_migrate.bot.model import Baseline, Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import Baseline, RunsOn, Shard, ShardResult, Status, Suite, TestResult
 from qnn_migrate.bot.nightly import program_baseline
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.programs import (
     BUDGET,
     ProgramGroup,
@@ -21,6 +21,7 @@ from qnn_migrate.bot.pr.programs import (
 )
 from qnn_migrate.bot.pr.render import COMMENT_LIMIT, render_report
 from qnn_migrate.bot.pr.summary import summarize
+from qnn_migrate.bot.pr.verbs import VERBS
 from qnn_migrate.bot.programs import Comparison, ProgramVerdict, parse_test
 
 from ..support import (
@@ -104,6 +105,7 @@ def test_the_programs_section_golden(catalog: Catalog, tmp_path: Path) -> None:
         catalog,
         baseline_label="nightly at `babe11111111`",
         programs=section,
+        command_text=VERBS.describe(_state(catalog).command),
     )
     check_golden("programs-report.md", body)
     assert section in body
@@ -134,12 +136,8 @@ def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> No
     ids = sorted(catalog.test_ids)
     socs = list(catalog.socs)[:6]  # [limits] socs
     the_plan = plan(
-        {s: [Selection("all", tuple(ids))] for s in socs},
+        PlanRequest({s: [Selection("all", tuple(ids))] for s in socs}, "htp", 1126, SHA, 7),
         catalog=catalog,
-        backend="htp",
-        seed=1126,
-        sha=SHA,
-        pr=7,
     )
     change = "signature: inputs (x: float32[1, 3, 16]) → (" + "y: float32[1], " * 40 + ")"
     groups = [
@@ -172,6 +170,7 @@ def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> No
         catalog,
         baseline_label="no nightly baseline",
         programs=section,
+        command_text=VERBS.describe(_state(catalog).command),
     )
     assert len(body.encode("utf-8")) <= COMMENT_LIMIT
     assert section in body and "more failures; see the logs" in body
@@ -231,34 +230,14 @@ def test_other_backends_programs_have_their_own_place_and_baseline(
     QNN simulator's summary line, rows and baseline file ("SM8650 (x86 simulator)")."""
     qnn_test = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
     xnn_test = "TestConv1d.test_fp32_conv1d"
-    qnn = (
-        plan(
-            {"SM8650": [Selection("canonicalize_conv", (qnn_test,))]},
-            catalog=catalog,
-            backend="htp",
-            seed=1126,
-            sha=SHA,
-            pr=7,
-            simulator=True,
-        )
-        .shards[0]
-        .shard
-    )
-    other = (
-        plan(
-            {"SM8650": [Selection("other_backends", (xnn_test,))]},
-            catalog=catalog,
-            backend="htp",
-            seed=1126,
-            sha=SHA,
-            pr=7,
-        )
-        .shards[0]
-        .shard
-    )
-    assert (qnn.soc, qnn.enable_x86_64) == (other.soc, other.enable_x86_64)
-    assert other.other_backends and not qnn.other_backends
-    assert Shard.from_dict(other.to_dict()) == other and "other_backends" not in qnn.to_dict()
+    on_sim = PlanRequest({}, "htp", 1126, SHA, 7, runs_on=RunsOn.SIMULATOR)
+    work = {"SM8650": [Selection("canonicalize_conv", (qnn_test,))]}
+    qnn = plan(replace(on_sim, work=work), catalog=catalog).shards[0].shard
+    work = {"SM8650": [Selection("other_backends", (xnn_test,))]}
+    other = plan(replace(on_sim, work=work, runs_on=RunsOn.PHONE), catalog=catalog).shards[0].shard
+    assert (qnn.soc, qnn.runs_on) == (other.soc, other.runs_on)
+    assert (other.suite, qnn.suite) == (Suite.OTHER_BACKENDS, Suite.QNN)
+    assert Shard.from_dict(other.to_dict()) == other and qnn.to_dict()["suite"] == "qnn"
     results = tmp_path / "results"
     for shard, test in ((qnn, qnn_test), (other, xnn_test)):
         folder = results / f"qnn-result-{shard.id}" / "attempt-1"
@@ -281,7 +260,7 @@ def test_other_backends_programs_have_their_own_place_and_baseline(
     ]
     assert all(c.verdict is ProgramVerdict.IDENTICAL for g in groups for c in g.comparisons)
     # Control: a shard not marked as the other backends' falls in with the QNN simulator's.
-    unmarked = replace(other, other_backends=False)
+    unmarked = replace(other, suite=Suite.QNN)
     (groups,) = [gather([qnn, unmarked], results, baselines)[0]]
     assert [g.place for g in groups] == ["SM8650 (x86 simulator)"]
 

@@ -7,10 +7,11 @@ import pytest
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.commands import parse
-from qnn_migrate.bot.pr.plan import Selection, plan
+from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
 from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase, RunState
 from qnn_migrate.bot.pr.summary import summarize
+from qnn_migrate.bot.pr.verbs import VERBS
 
 from ..support import RUN, SHA, baseline_for, check_golden, results_for
 from ..support import planned_shards as _shards
@@ -36,6 +37,7 @@ def test_report_golden(catalog: Catalog) -> None:
         catalog,
         baseline_label="nightly at `babe11111111`",
         head_sha="d" * 40,
+        command_text=VERBS.describe(_state(catalog).command),
     )
     check_golden("report.md", body)
     assert body.startswith(MARKER)
@@ -46,7 +48,8 @@ def test_report_golden(catalog: Catalog) -> None:
 def test_pending_golden(catalog: Catalog) -> None:
     shards = _shards(catalog)
     state = _state(catalog).with_phase(Phase.PENDING)
-    body = render_pending(state, LINKS, [(s.soc, s.matrix, len(s.tests)) for s in shards], catalog)
+    rows = [(s.soc, s.matrix, len(s.tests)) for s in shards]
+    body = render_pending(state, LINKS, rows, command_text=VERBS.describe(state.command))
     check_golden("pending.md", body)
 
 
@@ -96,12 +99,8 @@ def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> No
     ids = sorted(catalog.test_ids)
     socs = list(catalog.socs)[:20]
     the_plan = plan(
-        {s: [Selection("all", tuple(ids))] for s in socs},
+        PlanRequest({s: [Selection("all", tuple(ids))] for s in socs}, "htp", 1126, SHA, 7),
         catalog=catalog,
-        backend="htp",
-        seed=1126,
-        sha=SHA,
-        pr=7,
     )
     results = [
         ShardResult.complete(
@@ -126,6 +125,7 @@ def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> No
         LINKS,
         catalog,
         baseline_label="no nightly baseline",
+        command_text=VERBS.describe(_state(catalog).command),
     )
     assert len(body.encode("utf-8")) <= COMMENT_LIMIT
     assert body.startswith(MARKER) and STATE_RE.search(body)
