@@ -37,7 +37,7 @@ from github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.campaign.marker import STOPPED, read_marker
 from qnn_migrate.bot.cli.main import bot
-from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
+from qnn_migrate.bot.model import At, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER as RESULTS_MARKER
 from qnn_migrate.cli import main as qnn_migrate_cli
@@ -140,7 +140,7 @@ def lab_artifacts(root: Path, shards: list[Shard], *, planted: bool) -> Path:
         (folder / "result.json").write_text(json.dumps(result.to_dict()))
         recorded = {}
         for test in shard.tests:
-            changed = planted and test == CONV1D and not shard.merge_base
+            changed = planted and test == CONV1D and shard.at is At.HEAD
             inputs: list[list[object]] = [["x", "float32", [1, 3, 16]]]
             if changed:
                 inputs.append(["b__frozen_param0", "float32", [3]])
@@ -251,9 +251,9 @@ def test_open_prove_update_and_leave_a_persons_work_alone(
     (run,) = gh.runs()
     assert set(run.inputs) == DEVICE_WORKFLOW_INPUTS and run.inputs["sha"] == sha
     shards = [p.shard for p in Plan.from_json(run.inputs["shards"]).shards]
-    assert {(s.matrix, s.merge_base, s.sha) for s in shards} == {
-        ("lowering_helpers", False, sha),
-        ("lowering_helpers", True, main_at_start),
+    assert {(s.matrix, s.at, s.sha) for s in shards} == {
+        ("lowering_helpers", At.HEAD, sha),
+        ("lowering_helpers", At.MERGE_BASE, main_at_start),
     }
     request = next(c for c in gh.comments(pr) if c.id == int(run.inputs["comment_id"]))
     assert request.author == BOT_LOGIN

@@ -10,9 +10,9 @@ since (the device workflow's head check), the code that runs is the default bran
 the rewrite, and the merge base's shards run main's code as for any PR. Finally the PR's
 proof section links the results comment.
 
-``dispatch_proof`` is the campaign's one call into the PR side (``bot/pr``): the adapter
-to re-point when that side's dispatch becomes a typed function of a parsed command and a
-context. Nothing else in ``bot/campaign`` imports ``bot/pr``.
+``dispatch_proof`` is the campaign's one call into the PR side (``bot/pr``): the ``test``
+verb's handler, given a parsed command and a ``Turn``. Nothing else in ``bot/campaign``
+imports ``bot/pr``.
 """
 
 from __future__ import annotations
@@ -77,25 +77,29 @@ class ProofResult:
 
 
 def dispatch_proof(gw: GitHubGateway, ctx: Any, *, pr: int, command_line: str) -> Dispatched:
-    """THE ADAPTER: dispatch ``command_line`` (a ``/qnn test ... --sha S``) on PR ``pr`` the
-    way a maintainer's comment is dispatched, with ``ctx`` (``pr.dispatch.BotContext``).
+    """Dispatch ``command_line`` (a ``/qnn test ... --sha S``) on PR ``pr`` the way a
+    maintainer's comment is dispatched, with ``ctx`` (``pr.context.BotContext``).
 
-    It calls today's dispatch entry, ``pr.dispatch._run``, after what ``handle_comment_event``
-    does before it for a person's comment: the command is parsed against the catalog, a
-    comment on the PR carries it (its id is the run's identity, as a /qnn comment's is), the
-    PR is read and its results comment found. The campaign's own checks (``prove``) take the
-    place of the commenter's role: the bot's login is the requester, and ``--sha`` pins the
-    commit, as the pin rules require of anyone whose push could race the read.
+    The campaign's one call into the PR side: the command is parsed by the verbs' table, a
+    comment on the PR carries it (its id is the run's identity, as a /qnn comment's is), and
+    the ``test`` verb's handler for a trusted caller runs it (``pr.verbs.test.handle_trusted``:
+    a person's comment's path without the commenter's permission check, since the bot's
+    login is no collaborator; the campaign's workflow is the authority). The campaign's own
+    checks (``prove``) come first, and ``--sha`` pins the commit, as the pin rules require
+    of anyone whose push could race the read.
     """
-    from qnn_migrate.bot.pr import dispatch
-    from qnn_migrate.bot.pr.commands import Action, CommandError, parse
+    from qnn_migrate.bot.pr.context import Turn
+    from qnn_migrate.bot.pr.grammar import CommandError
     from qnn_migrate.bot.pr.state import find_results_comment
+    from qnn_migrate.bot.pr.verbs import table_of
+    from qnn_migrate.bot.pr.verbs.test import TestCommand, handle_trusted
 
+    verbs = table_of(ctx)
     try:
-        command = parse(command_line, ctx.catalog)
+        command = verbs.parse_line(command_line, ctx.catalog)
     except CommandError as exc:
         return Dispatched("refused", f"the proof's command does not parse: {exc}")
-    if command is None or command.action is not Action.TEST or command.sha is None:
+    if not isinstance(command, TestCommand) or command.sha is None:
         return Dispatched("refused", f"{command_line!r} is not a /qnn test pinned with --sha")
     try:
         pull = gw.pull(pr)
@@ -109,9 +113,8 @@ def dispatch_proof(gw: GitHubGateway, ctx: Any, *, pr: int, command_line: str) -
                 commit_url=ctx.links.commit(command.sha),
             ),
         )
-        talk = dispatch._Conversation(gw, pr, request.id)
-        previous = find_results_comment(gw.comments(pr), ctx.bot_login)
-        outcome = dispatch._run(gw, ctx, talk, command, ctx.bot_login, pull, previous)
+        turn = Turn(gw, ctx, verbs, pr, request.id, ctx.bot_login)
+        outcome = handle_trusted(turn, command)
         found = find_results_comment(gw.comments(pr), ctx.bot_login)
     except GatewayError as exc:
         return Dispatched("failed", f"GitHub's API failed while dispatching: {exc}")
@@ -122,9 +125,8 @@ def dispatch_proof(gw: GitHubGateway, ctx: Any, *, pr: int, command_line: str) -
 
 
 def context(catalog: Any, settings: Any, links: Any) -> Any:
-    """The PR side's ``BotContext`` for the dispatch (part of the adapter: where it lives
-    moves with the PR side's dispatch)."""
-    from qnn_migrate.bot.pr.dispatch import BotContext
+    """The PR side's ``BotContext`` for the dispatch."""
+    from qnn_migrate.bot.pr.context import BotContext
 
     return BotContext(
         catalog=catalog,

@@ -64,11 +64,13 @@ class Admitted:
         return self.previous[1] if self.previous else None
 
 
-def admit(turn: Turn, command: str) -> Admitted | Outcome:
+def admit(turn: Turn, command: str, *, check_permission: bool = True) -> Admitted | Outcome:
     """Steps 1 and 2: the PR and its results comment, or the refusal (``command``: the
-    canonical text a maintainer may be asked to comment)."""
+    canonical text a maintainer may be asked to comment). ``check_permission=False`` is for
+    a caller that is itself the authority (the campaign: a workflow of the default branch,
+    started by its schedule or by a maintainer), whose bot login is no collaborator."""
     gw, catalog = turn.gw, turn.ctx.catalog
-    refused = auth.refusal(gw, catalog.policy, turn.login, command)
+    refused = auth.refusal(gw, catalog.policy, turn.login, command) if check_permission else None
     if refused is not None:
         return turn.refuse("refused", refused)
     pull = gw.pull(turn.pr)

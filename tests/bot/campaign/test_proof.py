@@ -13,7 +13,8 @@ from qnn_migrate.bot.campaign.proof import dispatch_proof, prove
 from qnn_migrate.bot.campaign.run import CampaignSettings, proof_command, run_campaign
 from qnn_migrate.bot.campaign.tree import TreeOptions, rewrite_checkout
 from qnn_migrate.bot.github.client import PyGithubGateway
-from qnn_migrate.bot.pr.dispatch import BotContext
+from qnn_migrate.bot.model import At, RunsOn
+from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.plan import Plan
 
 from .support import Fork
@@ -52,8 +53,8 @@ def test_the_proof_is_the_campaigns_commit_against_its_merge_base(
     (run,) = gh.runs()
     shards = [p.shard for p in Plan.from_json(run.inputs["shards"]).shards]
     main = gh.repos[REPO].refs["heads/main"]
-    assert {(s.sha, s.merge_base) for s in shards} == {(sha, False), (main, True)}
-    assert all(s.matrix == "canonicalize_conv" and s.enable_x86_64 for s in shards)
+    assert {(s.sha, s.at) for s in shards} == {(sha, At.HEAD), (main, At.MERGE_BASE)}
+    assert all(s.matrix == "canonicalize_conv" and s.runs_on is RunsOn.SIMULATOR for s in shards)
     section = proof_section(gh.repos[REPO].pulls[pr].body or "")
     assert section is not None and done.results_url in section  # type: ignore[attr-defined]
 

@@ -346,8 +346,21 @@ def handle(turn: Turn, command: TestCommand) -> Outcome:
     done (``dispatched``, ``refused``, ``failed``); replies, the results comment and the
     status are written as for a comment. A GitHub failure before the dispatch raises
     GatewayError with ``turn.started`` unset."""
+    return _handle(turn, command, check_permission=True)
+
+
+def handle_trusted(turn: Turn, command: TestCommand) -> Outcome:
+    """``handle`` for a caller that is itself the authority to start runs, not a commenter:
+    the migration campaign, a workflow of the default branch started by its schedule or by a
+    maintainer (``bot/campaign/proof.py``). The commenter's permission check is skipped (the
+    bot's own login is no collaborator); the pin (``command.sha`` must be the head), the
+    plan, the caps and everything after are those of ``handle``."""
+    return _handle(turn, command, check_permission=False)
+
+
+def _handle(turn: Turn, command: TestCommand, *, check_permission: bool) -> Outcome:
     asked = command.canonical()
-    admitted = runs.admit(turn, asked)
+    admitted = runs.admit(turn, asked, check_permission=check_permission)
     if isinstance(admitted, Outcome):
         return admitted
     refused = runs.pin(turn, admitted, command.sha, asked)
