@@ -33,11 +33,6 @@ def edge_op(op: torch._ops.OpOverload) -> EdgeOpOverload:
     return edge
 
 
-def aten_of(target: object) -> object:
-    """The ATen overload behind an edge op (``EdgeOpOverload._op``), else ``target`` itself."""
-    return getattr(target, "_op", target)
-
-
 class EdgeRewrite(ExportPass):
     """Rewrite every call of ``targets`` (edge ops) through :meth:`rewrite`; nothing else changes."""
 

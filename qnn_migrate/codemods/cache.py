@@ -19,6 +19,7 @@ without it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -94,7 +95,6 @@ class Cache:
             flow,
         )
         self.salt = hashlib.sha256("\0".join(parts).encode()).digest()
-        self.write_errors = 0
 
     def key(self, data: bytes, path: str, context: str = "") -> str:
         """The key of ``data`` read from ``path``; ``context``: what the run knows about the
@@ -136,10 +136,9 @@ class Cache:
             "new": None if entry.new is None else base64.b64encode(entry.new).decode(),
         }
         data = json.dumps({"key": key, "sha256": _checksum(payload), "payload": payload})
-        try:
+        # A failure changes no result: the next run computes this file again.
+        with contextlib.suppress(OSError):
             store(self._path(key), data)
-        except OSError:
-            self.write_errors += 1
 
 
 def store(path: str, text: str) -> None:

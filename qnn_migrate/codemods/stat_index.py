@@ -20,6 +20,7 @@ accelerator: damaged, unreadable or from another tool version, it is ignored and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -49,7 +50,6 @@ class StatIndex:
         self._started = time.time_ns()
         self._known: dict[str, _Status] = {}
         self._clean: dict[str, _Status] = {}
-        self.write_errors = 0
         try:
             with open(path, "rb") as handle:
                 stored = json.loads(handle.read())
@@ -99,7 +99,6 @@ class StatIndex:
         if self._clean == self._known:
             return
         data = json.dumps({"format": FORMAT, "salt": self._salt, "clean": self._clean})
-        try:
+        # A failure changes no result: the next run reads every file, as without an index.
+        with contextlib.suppress(OSError):
             store(self.path, data)
-        except OSError:
-            self.write_errors += 1

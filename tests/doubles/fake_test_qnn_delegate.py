@@ -27,6 +27,7 @@ can: a reader that opens them waits for ever). ``import_delay_s`` makes importin
 slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
 When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
+When FAKE_QNN_ENV_LOG is set, each run appends there the QNN_* variables it was started with.
 Tests are run by the real unittest machinery, directly or through bot/junit_wrapper.py.
 """
 
@@ -219,6 +220,12 @@ def setup_common_args_and_variables() -> argparse.ArgumentParser:
 
 
 def setup_environment() -> list[str]:
+    env_log = os.environ.get("FAKE_QNN_ENV_LOG")
+    if env_log:
+        # What ExecuTorch's harness reads on the simulator path (QNN_EXECUTOR_RUNNER, QNN_SDK_ROOT).
+        with open(env_log, "a") as handle:
+            seen = {k: v for k, v in os.environ.items() if k.startswith("QNN_")}
+            handle.write(json.dumps(seen) + "\n")
     parser = setup_common_args_and_variables()
     parser.add_argument("-r", "--executorch_root", type=str)
     parser.add_argument("-a", "--artifact_dir", type=str)

@@ -1,15 +1,31 @@
-"""The suite's accelerator of torch.export's bookkeeping (tests/torch_speedup.py) changes no result."""
+"""The suite's accelerator of torch.export's bookkeeping (tests/torch_speedup.py) changes no result.
+
+The first tests check its two pieces in this process; the last ones lower every probe of
+probes.py to a .pte in a fresh process with it and in one without it (probe_pte.py), and
+compare the bytes.
+"""
 
 from __future__ import annotations
 
 import collections.abc
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 import torch._export.utils as export_utils
 import torch._ops as ops
 import torch_speedup
+
+from passes.probes import PROBES
+
+TESTS = Path(__file__).resolve().parents[1]
+PROBE_PTE = Path(__file__).with_name("probe_pte.py")
 
 
 @pytest.fixture(autouse=True)
@@ -115,3 +131,56 @@ def test_py_impl_registers_as_before() -> None:
         assert op.py_kernels[key] is kernel
     finally:
         library._destroy()
+
+
+def _start(mode: str, *probes: str) -> subprocess.Popen[str]:
+    """probe_pte.py in a fresh process (see its docstring for the modes)."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "QNN_SDK_ROOT": ""}
+    env.pop("QNN_TESTS_TORCH_SPEEDUP", None)
+    return subprocess.Popen(
+        [sys.executable, str(PROBE_PTE), mode, *probes],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=TESTS.parent,
+    )
+
+
+def _result(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, err[-4000:]
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture(scope="module")
+def pte_with_and_without() -> dict[str, dict[str, Any]]:
+    """Every probe lowered with and without the accelerator, side by side in two processes."""
+    runs = {mode: _start(mode) for mode in ("with", "without")}
+    return {mode: _result(proc) for mode, proc in runs.items()}
+
+
+@pytest.mark.xdist_group("torch-speedup-pte")  # one worker runs the fixture's two processes
+def test_the_probes_lower_to_the_same_pte_bytes_with_and_without_it(
+    pte_with_and_without: dict[str, dict[str, Any]],
+) -> None:
+    with_it, without = pte_with_and_without["with"], pte_with_and_without["without"]
+    assert with_it["speedup_installed"] and not without["speedup_installed"]
+    digests = with_it["pte_sha256"]
+    assert len(digests) == 2 * len(PROBES)  # each probe through the wrapper and the canonical flow
+    serialized = [key for key, digest in digests.items() if not digest.startswith("raised ")]
+    assert len(serialized) > len(PROBES), digests  # mostly .pte files, not the same errors
+    assert digests == without["pte_sha256"]
+
+
+@pytest.mark.xdist_group("torch-speedup-pte")
+def test_control_a_patch_that_changes_the_lowering_changes_the_bytes(
+    pte_with_and_without: dict[str, dict[str, Any]],
+) -> None:
+    # torch.fx's dead-code elimination turned off leaves a dead node in var's wrapper program.
+    altered = _result(_start("keep-dead-code", "var"))
+    assert not altered["speedup_installed"]
+    var = {k: v for k, v in pte_with_and_without["with"]["pte_sha256"].items() if k[:4] == "var/"}
+    assert set(altered["pte_sha256"]) == set(var) == {"var/wrapper", "var/canonical"}
+    assert altered["pte_sha256"] != var

@@ -22,7 +22,6 @@ from qnn_migrate.bot.campaign.marker import (
     REBASE_TAG,
     STOPPED,
     Marker,
-    proof_section,
     read_marker,
 )
 from qnn_migrate.bot.campaign.tree import FileRewrite, SiteLeft, TreeRewrite
@@ -315,8 +314,3 @@ def closed_body(body: str, *, default_branch: str, base: str, version: str) -> s
         first, _, rest = body.partition("\n")
         return f"{first}\n{note}\n{rest}"
     return f"{note}\n{body}"
-
-
-def keep_proof(old_body: str) -> str | None:
-    """The proof section an earlier run or ``prove`` wrote, to keep when the code is the same."""
-    return proof_section(old_body)

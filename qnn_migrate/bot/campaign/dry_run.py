@@ -76,7 +76,7 @@ class DryRunGateway:
         self._call(
             "POST", "/pulls", f"open {head} -> {base}: {title!r}, {len(body)}-char body", False
         )
-        return CampaignPull(0, "open", False, "", head, DRY_SHA, base, title, body)
+        return CampaignPull(0, "open", False, "", DRY_SHA, base, title, body)
 
     def update_pull(
         self,
@@ -91,5 +91,5 @@ class DryRunGateway:
         parts += [f"{len(body)}-char body"] if body is not None else []
         self._call("PATCH", f"/pulls/{number}", ", ".join(parts), False)
         return CampaignPull(
-            number, state or "open", False, "", "", DRY_SHA, "", title or "", body or ""
+            number, state or "open", False, "", DRY_SHA, "", title or "", body or ""
         )

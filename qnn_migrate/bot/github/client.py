@@ -576,7 +576,6 @@ class PyGithubGateway:
             state=str(doc.get("state") or ""),
             merged=bool(doc.get("merged") or doc.get("merged_at")),
             author=str(user.get("login", "")),
-            head_ref=str(head.get("ref", "")),
             head_sha=str(head.get("sha", "")),
             base_ref=str(base.get("ref", "")),
             title=str(doc.get("title") or ""),

@@ -264,7 +264,6 @@ class CampaignPull:
     state: str  # "open" or "closed"
     merged: bool
     author: str
-    head_ref: str
     head_sha: str
     base_ref: str
     title: str

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -194,10 +193,3 @@ def parse(body: str, catalog: Catalog, verbs: VerbTable = VERBS) -> Command | No
 def parse_line(line: str, catalog: Catalog, number: int = 1, verbs: VerbTable = VERBS) -> Command:
     """Parse one line that starts with ``/qnn``."""
     return verbs.parse_line(line, catalog, number)
-
-
-def command_from_dict(
-    doc: Mapping[str, Any], catalog: Catalog, verbs: VerbTable = VERBS
-) -> Command:
-    """Rebuild a command stored by the bot (e.g. in its results comment) and re-validate it."""
-    return verbs.load(doc, catalog)

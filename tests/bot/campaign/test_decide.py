@@ -31,9 +31,7 @@ def pull(
     author: str = BOT,
 ) -> CampaignPull:
     body = (marker.line() + "\n" if marker else "") + "## Migrate\n" + extra
-    return CampaignPull(
-        number, state, merged, author, "qnn-migrate/campaign", HEAD, "main", "t", body
-    )
+    return CampaignPull(number, state, merged, author, HEAD, "main", "t", body)
 
 
 def situation(

@@ -4,9 +4,14 @@ are in test_runner.py, through the runner against fake phones)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from typing import Any
 
-from qnn_migrate.bot.lab import settings as settings_mod
+import pytest
+
+from qnn_migrate.bot.lab import attempt
 from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.lab.settings import RunSettings
 from qnn_migrate.bot.model import RunsOn, Status
 
 from .support import ABS, ADD, Lab, sim_settings, statuses
@@ -38,13 +43,43 @@ def test_simulator_host_check_failures_are_infra_with_the_fix(lab: Lab) -> None:
     assert "libQnnHtp.so is missing" in result.results[0].message
 
 
-def test_the_simulator_runner_path_reaches_the_harness(lab: Lab) -> None:
+def _simulator_run_as_the_harness_saw_it(lab: Lab) -> tuple[RunSettings, list[dict[str, str]]]:
+    """A simulator shard's run, and the QNN_* variables the harness (the stand-in test script)
+    was started with, one entry per run."""
+    log = lab.root / "harness-env.jsonl"
     settings = sim_settings(lab)
+    settings = replace(settings, env={**settings.env, "FAKE_QNN_ENV_LOG": str(log)})
     Runner(settings).run(lab.shard(ABS, runs_on=RunsOn.SIMULATOR))
-    assert lab.runs_log()  # ran; the environment is checked through the runner's own builder
-    env = settings_mod.child_env(settings)
-    assert env["QNN_EXECUTOR_RUNNER"] == settings.host.qnn_executor_runner
-    assert env["QNN_SDK_ROOT"] == settings.host.qnn_sdk_root
+    return settings, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _not_as_configured(settings: RunSettings, seen: dict[str, str]) -> list[str]:
+    expected = {
+        "QNN_EXECUTOR_RUNNER": settings.host.qnn_executor_runner,
+        "QNN_SDK_ROOT": settings.host.qnn_sdk_root,
+    }
+    return [name for name, value in expected.items() if seen.get(name) != value]
+
+
+def test_the_simulator_runner_path_reaches_the_harness(lab: Lab) -> None:
+    settings, runs = _simulator_run_as_the_harness_saw_it(lab)
+    assert len(runs) == 1
+    assert settings.host.qnn_executor_runner and settings.host.qnn_sdk_root
+    assert _not_as_configured(settings, runs[0]) == []
+
+
+def test_control_a_runner_that_passes_another_path_is_caught(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = attempt.child_env
+
+    def elsewhere(*args: Any, **kwargs: Any) -> dict[str, str]:
+        return {**real(*args, **kwargs), "QNN_EXECUTOR_RUNNER": "/elsewhere/qnn_executor_runner"}
+
+    monkeypatch.setattr(attempt, "child_env", elsewhere)
+    settings, runs = _simulator_run_as_the_harness_saw_it(lab)
+    assert len(runs) == 1
+    assert _not_as_configured(settings, runs[0]) == ["QNN_EXECUTOR_RUNNER"]
 
 
 def test_a_phone_is_reset_to_what_the_host_keeps_before_and_after_the_run(lab: Lab) -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import RunsOn
-from qnn_migrate.bot.pr.commands import COMMAND_RE, command_from_dict, command_lines, parse
+from qnn_migrate.bot.pr.commands import COMMAND_RE, command_lines, parse
 from qnn_migrate.bot.pr.grammar import CommandError
 from qnn_migrate.bot.pr.verbs import VERBS
 from qnn_migrate.bot.pr.verbs.help import help_text as _help_text
@@ -193,10 +193,10 @@ def test_errors_never_echo_markup_or_mentions(catalog: Catalog) -> None:
 
 def test_stored_commands_are_revalidated(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV} --soc SM8750", catalog)
-    assert command_from_dict(c.to_dict(), catalog) == c
+    assert VERBS.load(c.to_dict(), catalog) == c
     doc = c.to_dict() | {"socs": ["SM8750;id"]}
     with pytest.raises(CommandError):
-        command_from_dict(doc, catalog)
+        VERBS.load(doc, catalog)
 
 
 def test_help_lists_the_data(catalog: Catalog) -> None:
@@ -330,7 +330,7 @@ def test_error_replies_are_capped(catalog: Catalog) -> None:
 def test_sim_flag(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV} --sim", catalog)
     assert c.runs_on is RunsOn.SIMULATOR and c.canonical().endswith("--seed 1126 --sim")
-    assert command_from_dict(c.to_dict(), catalog) == c
+    assert VERBS.load(c.to_dict(), catalog) == c
     assert ok(f"/qnn test {CONV}", catalog).runs_on is RunsOn.PHONE
     assert "takes no value" in err("/qnn test --sim=yes", catalog)
     assert "did you mean `--sim`" in err("/qnn test --simm", catalog)
@@ -341,7 +341,7 @@ def test_compare_base(catalog: Catalog) -> None:
     c = ok(f"/qnn test {CONV} --compare base", catalog)
     assert (c.compare, c.runs_on) == ("base", RunsOn.SIMULATOR)  # the merge base: simulator
     assert c.canonical().endswith("--seed 1126 --sim --compare base")
-    assert command_from_dict(c.to_dict(), catalog) == c
+    assert VERBS.load(c.to_dict(), catalog) == c
     assert ok(f"/qnn test {CONV} --compare=BASE --sim", catalog) == c
     assert "compare" not in ok(f"/qnn test {CONV}", catalog).to_dict()  # stored state as before
     assert "did you mean `base`?" in err(f"/qnn test {CONV} --compare bsae", catalog)
