@@ -41,6 +41,8 @@ How the host stays clean between jobs (docs/runners.md, "A clean host per job"):
     trusted_paths = ["/srv/actions-runner/bin", "/srv/qnn/wheels"]
     keep_packages = []                         # what a phone keeps; the rest is removed
     keep_tmp = []                              # entries of /data/local/tmp a phone keeps
+    keep_processes = []                        # shell-user processes a phone keeps (by name)
+    phone_reset = "kill"                       # or "reboot": also reboot after every run
     [job_env]                                  # a fresh venv per job (long-lived hosts)
     requirements = "/etc/qnn-runner/requirements.txt"   # hash-pinned
     find_links = "/srv/qnn/wheels"
@@ -74,6 +76,7 @@ LIFETIMES = (EPHEMERAL, LONG_LIVED)
 PHONES = "phones"
 SIMULATOR = "x86-simulator"
 KINDS = (PHONES, SIMULATOR)
+PHONE_RESETS = ("kill", "reboot")
 # What each kind can run when the host config does not say. QNN's GPU backend does not
 # run on x86-64 ("TuningMode must be enabled on x86_64-linux-clang"), and LPAI is untried.
 DEFAULT_BACKENDS = {PHONES: ("htp", "gpu", "lpai"), SIMULATOR: ("htp",)}
@@ -137,6 +140,10 @@ class HostConfig:
     trusted_paths: tuple[str, ...] = ()
     keep_packages: tuple[str, ...] = ()
     keep_tmp: tuple[str, ...] = ()
+    # Names of the phone's `shell` user processes that are not a job's (none on a phone
+    # nobody ran `adb shell` on); every other one is killed by the reset.
+    keep_processes: tuple[str, ...] = ()
+    phone_reset: str = "kill"  # or "reboot": also reboot the phone after every run
 
     @property
     def simulator(self) -> bool:
@@ -288,7 +295,14 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         trusted_paths=tuple(trusted),
         keep_packages=_names(doc, "keep_packages", where),
         keep_tmp=_names(doc, "keep_tmp", where),
+        keep_processes=_names(doc, "keep_processes", where),
+        phone_reset=_get(doc, "phone_reset", str, base.phone_reset, where),
     )
+    if config.phone_reset not in PHONE_RESETS:
+        raise HostConfigError(
+            f"{where}: phone_reset must be one of {', '.join(PHONE_RESETS)}, got "
+            f"{config.phone_reset!r}"
+        )
     if (
         config.min_free_mb < 0
         or config.lock_wait_s < 0
