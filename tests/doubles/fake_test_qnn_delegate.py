@@ -265,7 +265,15 @@ def setup_environment() -> list[str]:
             # Names only: tests check that no credential reached the code under test.
             secrets = sorted(k for k in os.environ if "TOKEN" in k or k.startswith("ACTIONS_"))
             handle.write(
-                json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "secret_env": secrets}) + "\n"
+                json.dumps(
+                    {
+                        "argv": sys.argv,
+                        "cwd": os.getcwd(),
+                        "secret_env": secrets,
+                        "uid": os.getuid(),
+                    }
+                )
+                + "\n"
             )
     return sys.argv[:1] + ns_args
 
