@@ -236,3 +236,159 @@ def single_user(lab: Lab, **overrides: Any) -> RunSettings:
     """The control's arrangement: the same lab, PR code as the supervisor (isolation none)."""
     settings = lab.settings(**overrides)
     return replace(settings, host=replace(settings.host, python=sys.executable))
+
+
+# ------------------------------------------------------------------ the attack scenarios
+
+NOTES = "notes"  # a folder every user may write: what hostile code tried, for the test
+
+
+def notes(t: TwoUserLab) -> Path:
+    """Where hostile code writes what it tried (as PR code could send it anywhere)."""
+    folder = t.root / NOTES
+    if not folder.exists():
+        folder.mkdir()
+        folder.chmod(0o1777)
+    return folder
+
+
+def read_note(t: TwoUserLab, name: str) -> str:
+    path = notes(t) / name
+    return path.read_text() if path.exists() else ""
+
+
+def toml_of(config: HostConfig) -> str:
+    """A host config as the TOML file ``bot run-shard --host-config`` reads."""
+    import json
+
+    lines: list[str] = []
+    tables: list[str] = []
+    for key in (
+        "kind", "executorch_dir", "python", "adb", "state_dir", "lock_wait_s", "lifetime",
+        "isolation", "integrity_manifest", "trusted_paths", "fork_per_test",
+    ):  # fmt: skip
+        value = getattr(config, key)
+        if value is None:
+            continue
+        lines.append(f"{key} = {json.dumps(list(value) if isinstance(value, tuple) else value)}")
+    if config.env:
+        tables.append(
+            "[env]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.env.items())
+        )
+    if config.job_users is not None:
+        u = config.job_users
+        tables.append(
+            f"[job_users]\nnames = {json.dumps(list(u.names))}\nhome = {json.dumps(u.home)}\n"
+            f"switch = {json.dumps(u.switch)}\npython = {json.dumps(u.python)}\n"
+        )
+    if config.job_env is not None:
+        e = config.job_env
+        tables.append(
+            f"[job_env]\nrequirements = {json.dumps(e.requirements)}\n"
+            f"base_python = {json.dumps(e.base_python)}\n"
+            + (f"find_links = {json.dumps(e.find_links)}\n" if e.find_links else "")
+        )
+    for device in config.devices:
+        tables.append(f'[[devices]]\nserial = "{device.serial}"\nsoc = "{device.soc}"\n')
+    return "\n".join(lines) + "\n\n" + "\n".join(tables)
+
+
+def write_host(t: TwoUserLab, config: HostConfig, name: str = "host.toml") -> Path:
+    path = t.root / "etc" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(toml_of(config))
+    path.chmod(0o644)
+    return path
+
+
+def start_run_shard(
+    t: TwoUserLab, shard: Any, config: Path, out: str, python: str = sys.executable
+) -> subprocess.Popen[str]:
+    """``bot run-shard`` of ``shard`` in its own process (it can be killed, or run beside
+    another), with the lab's environment."""
+    import json
+
+    shard_file = t.root / f"{out}.shard.json"
+    shard_file.write_text(json.dumps(shard.to_dict()))
+    argv = [python, "-m", "qnn_migrate", "bot", "run-shard", "--shard", str(shard_file)]
+    argv += ["--host-config", str(config), "--out", str(t.root / out)]
+    return subprocess.Popen(
+        argv,
+        env={**t.lab.env(), **t.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def commit(lab: Lab, init: str, message: str) -> str:
+    """A commit of the lab's checkout whose ``executorch/__init__.py`` (imported by the
+    runner's import check before any test) is ``init``."""
+    from .lab.support import git
+
+    (lab.checkout / "executorch" / "__init__.py").write_text(init)
+    git(lab.checkout, "commit", "-qam", message)
+    return git(lab.checkout, "rev-parse", "HEAD")
+
+
+def kill_tagged(tag: str) -> None:
+    """End every process whose command line holds ``tag`` (a test's own hostile daemons)."""
+    import signal as signal_mod
+
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if tag.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                os.kill(int(name), signal_mod.SIGKILL)
+
+
+def tagged_alive(tag: str) -> bool:
+    """Whether a process whose command line holds ``tag`` lives (not a zombie)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{name}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if tag.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                return True
+    return False
+
+
+def long_lived(
+    t: TwoUserLab, config: HostConfig, name: str = "host.toml"
+) -> tuple[Path, HostConfig]:
+    """``config`` made a sealed long-lived host: a runner install, a wheelhouse and its
+    hash-pinned requirements (the per-job environment), the host config, all root's; the
+    TOML written and sealed. The config file and the settings' host."""
+    from qnn_migrate.bot.lab.host_config import LONG_LIVED, JobEnv
+
+    from .lab.support import hashed_requirements, make_wheel
+
+    runner_install = t.root / "actions-runner"
+    (runner_install / "bin").mkdir(parents=True, exist_ok=True)
+    (runner_install / "run.sh").write_text("#!/bin/sh\nexec ./bin/Runner.Listener run\n")
+    wheelhouse = t.root / "wheelhouse"
+    requirements = hashed_requirements(make_wheel(wheelhouse), t.root / "requirements.txt")
+    config = replace(
+        config,
+        lifetime=LONG_LIVED,
+        integrity_manifest=str(t.root / "sealed" / "manifest.json"),
+        trusted_paths=(str(runner_install), str(wheelhouse), str(requirements)),
+        job_env=JobEnv(str(requirements), SYSTEM_PYTHON, str(wheelhouse)),
+    )
+    path = write_host(t, config, name)
+    seal(path)
+    return path, config
+
+
+def seal(config_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from qnn_migrate.bot.cli.main import bot
+
+    sealed = CliRunner().invoke(bot, ["host", "seal", "--host-config", str(config_path)])
+    assert sealed.exit_code == 0, sealed.output

@@ -20,7 +20,8 @@ A behaviour is one of pass, fail (an output mismatch: AssertionError), error (an
 in the test), hang (sleeps until killed), crash (the process aborts), skip, hang_subtests
 (three subtests that each sleep until interrupted), daemon (starts a detached process in
 its own session that outlives the test; its pid goes to ``daemon_pid_file``), megaline
-(writes 64 MiB to stdout with no newline), phone_daemon (leaves a process on the phone
+(writes 64 MiB to stdout with no newline), hostile (runs the Python code the scenario's
+"hostile" entry gives for the test: a hostile PR's code, then passes), phone_daemon (leaves a process on the phone
 that rewrites later runs' outputs: a failing test whose outputs were rewritten passes),
 symlink_out (leaves a symlink to /etc/passwd
 and one to a file beside it in the artifact folder), poison_outputs (at exit, after the
@@ -168,6 +169,10 @@ class TestQNN(unittest.TestCase):
             os.abort()
         if behaviour == "error":
             raise ValueError(f"{test_id}: unsupported node in partition (scenario)")
+        if behaviour == "hostile":
+            # PR code: what the scenario's "hostile" entry for this test says, run as the
+            # test's own code (the two-user attack scenarios give it).
+            exec(SCENARIO["hostile"][test_id], {"__name__": "hostile_pr_code"})
         if behaviour == "phone_daemon":
             # A process on the phone that outlives this job and rewrites the next job's
             # outputs with the expected ones before they are pulled.
