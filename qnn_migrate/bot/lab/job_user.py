@@ -508,10 +508,11 @@ def checkout_problems(run: Callable[[list[str]], process.Captured], checkout: Pa
     )
     if risky:
         problems.append(f"its git config runs programs or reads other files: {', '.join(risky)}")
-    hooks_dir = run(git_command(checkout, "rev-parse", "--git-path", "hooks"))
-    where = hooks_dir.stdout.strip()
+    # Not `--git-path hooks`: that names the core.hooksPath the command runs with.
+    common_dir = run(git_command(checkout, "rev-parse", "--git-common-dir"))
+    where = common_dir.stdout.strip()
     if where:
-        hooks = checkout / where if not where.startswith("/") else Path(where)
+        hooks = (checkout / where if not where.startswith("/") else Path(where)) / "hooks"
         listed = run(
             ["find", str(hooks), "-mindepth", "1", "-maxdepth", "1", "!", "-name", "*.sample"]
         )

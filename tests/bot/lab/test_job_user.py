@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
+from pathlib import Path
 
+import pytest
+
+from qnn_migrate.bot.lab import job_user, preflight, process
+from qnn_migrate.bot.lab.preflight import RefusedError
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
 
@@ -27,3 +33,35 @@ def test_pr_code_runs_as_the_job_user_in_a_fresh_checkout(two_user_lab: TwoUserL
     # What the job wrote came back into the supervisor's folder; the job's folder is empty.
     assert (settings.out_dir / "attempt-1" / "junit.xml").is_file()
     assert os.listdir(t.jobs_home / user) == []
+
+
+def test_a_checkout_with_hooks_or_changed_files_is_refused(two_user_lab: TwoUserLab) -> None:
+    """Preflight checks the whole tree of a job user's checkout, not only HEAD."""
+    t = two_user_lab
+    settings = t.settings()
+    spec = settings.host.job_users
+    assert spec is not None
+    user = job_user.resolve(
+        spec, t.users[0], path_env=os.environ["PATH"], staged=job_user.stage(t.lab.state_dir)
+    )
+    settings.job_user = user
+    user.prepare(("home", "tmp"))
+    job_user.fresh_checkout(user, str(t.lab.checkout), t.lab.sha, {"PATH": "/usr/bin:/bin"})
+    shard = replace(t.lab.shard(ABS), executorch_dir=str(user.checkout))
+    preflight.check_checkout(shard, settings)  # the control: a fresh checkout passes
+    assert not (user.checkout / ".git" / "hooks").exists(), "git's sample hooks were copied"
+
+    plant = (
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/post-checkout && "
+        "echo '# edited' >> backends/qualcomm/tests/test_qnn_delegate.py && "
+        "touch sitecustomize.py && git config core.fsmonitor /tmp/x"
+    )
+    argv, env = user.command(["sh", "-c", plant], {"PATH": "/usr/bin:/bin"}, user.checkout)
+    assert process.run_captured(argv, env=env, cwd=Path("/")).code == 0
+    with pytest.raises(RefusedError) as refused:
+        preflight.check_checkout(shard, settings)
+    said = str(refused.value)
+    assert "is not exactly the pinned commit" in said
+    assert "2 path(s) differ from the commit" in said and "sitecustomize.py" in said
+    assert "it has git hooks: post-checkout" in said
+    assert "core.fsmonitor" in said
