@@ -265,7 +265,7 @@ def toml_of(config: HostConfig) -> str:
     tables: list[str] = []
     for key in (
         "kind", "executorch_dir", "python", "adb", "state_dir", "lock_wait_s", "lifetime",
-        "isolation", "integrity_manifest", "trusted_paths", "fork_per_test",
+        "isolation", "integrity_manifest", "trusted_paths", "fork_per_test", "github_runners",
     ):  # fmt: skip
         value = getattr(config, key)
         if value is None:

@@ -9,7 +9,6 @@ skipped) / nothing to do, 1 some test did not pass, 2 bad input or a refused sha
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -306,38 +305,20 @@ def host_seal(host_config_path: Path | None) -> None:
     click.echo(f"sealed {count} entries under {len(roots)} trusted path(s) into {manifest}")
 
 
-def job_users_can_change(config: host_config.HostConfig, paths: list[Path]) -> list[str]:
-    """``paths`` (the seal, the host config) that a job user of ``config`` could change."""
-    import pwd
-
-    from qnn_migrate.bot.lab import integrity
-
-    found: list[str] = []
-    for name in config.job_users.names if config.job_users else ():
-        try:
-            entry = pwd.getpwnam(name)
-        except KeyError:
-            found.append(f"job user {name} does not exist")
-            continue
-        groups = os.getgrouplist(name, entry.pw_gid)
-        for path in paths:
-            how = integrity.replaceable_by(path, entry.pw_uid, groups)
-            if how:
-                found.append(f"writable by the job user {name}: {how}")
-    return found
-
-
 @host.command("check")
 @HOST_CONFIG_OPTION
 def host_check(host_config_path: Path | None) -> None:
-    """Compare the trusted paths with the sealed manifest; exit 1 on any difference."""
-    from qnn_migrate.bot.lab import integrity
+    """Compare the trusted paths with the sealed manifest; exit 1 on any difference, or when
+    a job user could change the manifest or the host config."""
+    from qnn_migrate.bot.lab import integrity, job_user
 
     config = _host(host_config_path)
     resolved = str(host_config_path.resolve()) if host_config_path else None
     manifest = _manifest(config, host_config_path)
     findings = integrity.verify(manifest, config.trusted_roots(resolved))
-    findings += job_users_can_change(config, [manifest, *([Path(resolved)] if resolved else [])])
+    findings += job_user.writable_by_job_users(
+        config.job_users, [manifest, *([Path(resolved)] if resolved else [])]
+    )
     for line in findings:
         click.echo(line)
     if findings:

@@ -380,6 +380,23 @@ def resolve(spec: JobUsers, name: str, *, path_env: str, staged: Path) -> JobUse
     )
 
 
+def writable_by_job_users(spec: JobUsers | None, paths: Sequence[Path]) -> list[str]:
+    """How a job user of ``spec`` could change one of ``paths`` (the seal, the host config)."""
+    found: list[str] = []
+    for name in spec.names if spec else ():
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            found.append(f"job user {name} does not exist")
+            continue
+        groups = os.getgrouplist(name, entry.pw_gid)
+        for path in paths:
+            how = integrity.replaceable_by(path, entry.pw_uid, groups)
+            if how:
+                found.append(f"writable by the job user {name}: {how}")
+    return found
+
+
 def _group(gid: int) -> grp.struct_group | None:
     try:
         return grp.getgrgid(gid)
