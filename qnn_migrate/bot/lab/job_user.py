@@ -141,7 +141,9 @@ class JobUser:
         # sudo drops the caller's environment: it is given to env(1) as arguments.
         assignments = [f"{k}={v}" for k, v in env.items() if "=" not in k]
         head = [self.tool, "-n", "-u", self.name, "--", ENV_TOOL, "-i", "-C", str(cwd)]
-        return [*head, *assignments, "--", *argv], {"PATH": HELPER_PATH}
+        # env takes its options before the assignments; the first word after them that is
+        # no assignment is the command (a program path never holds "=").
+        return [*head, *assignments, *argv], {"PATH": HELPER_PATH}
 
     def helper(self, *args: str, timeout_s: float = 600.0) -> process.Captured:
         argv, env = self.command(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -65,3 +66,21 @@ def test_a_checkout_with_hooks_or_changed_files_is_refused(two_user_lab: TwoUser
     assert "2 path(s) differ from the commit" in said and "sitecustomize.py" in said
     assert "it has git hooks: post-checkout" in said
     assert "core.fsmonitor" in said
+
+
+def test_the_sudo_switch_runs_pr_code_as_the_job_user_too(two_user_lab: TwoUserLab) -> None:
+    """``switch = "sudo"``: ``sudo -n -u USER /usr/bin/env -i ...`` (the supervisor here is
+    root, which sudo lets become anyone; a runner's user needs the sudoers rule in
+    docs/runners.md). sudo drops the caller's environment: the job's is passed to env."""
+    if shutil.which("sudo") is None:
+        pytest.skip("sudo is not installed (CI installs it: .ci/run)")
+    t = two_user_lab
+    t.lab.scenario(tests={ABS: "fail", ADD: "pass"})
+    settings = t.settings()
+    assert settings.host.job_users is not None
+    spec = replace(settings.host.job_users, switch="sudo")
+    settings.host = replace(settings.host, job_users=spec)
+    result = Runner(settings).run(t.lab.shard(ABS, ADD))
+    assert statuses(result) == [Status.FAIL, Status.PASS], result.infra_reason
+    (run,) = t.lab.runs_log()
+    assert run["uid"] == t.uid(t.users[0]) and run["cwd"].endswith("/executorch")
