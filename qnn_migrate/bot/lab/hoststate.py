@@ -229,7 +229,12 @@ class Guard:
                     "refused: nowhere to check the commit out from: pass --repository (the "
                     "repository's URL) or set executorch_dir in the host config"
                 )
-            job_user.fresh_checkout(user, source, shard.sha, child_env(self.settings))
+            git_env = {
+                **child_env(self.settings),
+                "HOME": str(user.home),
+                "TMPDIR": str(user.tmp),
+            }
+            job_user.fresh_checkout(user, source, shard.sha, git_env)
         except job_user.JobUserError as exc:
             self._write()
             raise RefusedError(_refused(exc)) from exc

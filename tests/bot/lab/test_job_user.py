@@ -84,3 +84,20 @@ def test_the_sudo_switch_runs_pr_code_as_the_job_user_too(two_user_lab: TwoUserL
     assert statuses(result) == [Status.FAIL, Status.PASS], result.infra_reason
     (run,) = t.lab.runs_log()
     assert run["uid"] == t.uid(t.users[0]) and run["cwd"].endswith("/executorch")
+
+
+def test_lock_files_are_the_supervisors_alone(tmp_path: Path) -> None:
+    """flock needs only a read: a lock file others could open is one a job user could hold.
+    A link planted where a lock belongs is replaced, never written through."""
+    from qnn_migrate.bot.lab import locks
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    planted = locks.lock_path(tmp_path, "PHONE_A")
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(victim)
+    fd = locks.try_lock(tmp_path, "PHONE_A")
+    assert fd is not None
+    locks.release(fd)
+    assert victim.read_text() == "keep me\n" and not planted.is_symlink()
+    assert planted.stat().st_mode & 0o777 == 0o600
