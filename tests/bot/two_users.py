@@ -232,12 +232,6 @@ def two_user_lab(job_user_names: list[str]) -> Iterator[TwoUserLab]:
         shutil.rmtree(the_lab.root, ignore_errors=True)
 
 
-def single_user(lab: Lab, **overrides: Any) -> RunSettings:
-    """The control's arrangement: the same lab, PR code as the supervisor (isolation none)."""
-    settings = lab.settings(**overrides)
-    return replace(settings, host=replace(settings.host, python=sys.executable))
-
-
 # ------------------------------------------------------------------ the attack scenarios
 
 NOTES = "notes"  # a folder every user may write: what hostile code tried, for the test
