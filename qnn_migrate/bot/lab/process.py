@@ -6,7 +6,10 @@ when it ends, everything it started is killed (``reap_leftovers``): its process 
 anything carrying the run's marker in its environment, and every process descended from
 this one that was not there before the run. The runner is a child subreaper on Linux, so
 a daemon that leaves the run's session is re-parented here instead of to init and stays
-findable. The runner's own short commands (``git rev-parse``, the simulator's ``--help``
+findable. A run of PR code is started as its job user (``RunAs``: ``job_user.JobUser``),
+and after it every process of that uid is ended, whatever it did to escape the rest.
+(``job_helper.py`` and ``junit_wrapper.py`` are scripts of the bot that run in the job
+user's processes; what they start is theirs.) The runner's own short commands (``git rev-parse``, the simulator's ``--help``
 probe) go through ``run_captured``: a timeout, no shell, bounded output.
 """
 
