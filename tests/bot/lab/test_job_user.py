@@ -101,3 +101,39 @@ def test_lock_files_are_the_supervisors_alone(tmp_path: Path) -> None:
     locks.release(fd)
     assert victim.read_text() == "keep me\n" and not planted.is_symlink()
     assert planted.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_forking_daemon_of_the_job_user_is_ended_by_uid_when_the_run_ends(
+    two_user_lab: TwoUserLab,
+) -> None:
+    """ForkHopper (a double of a hostile daemon: re-execs without the run's marker, then
+    forks and leaves its session in a loop) started by a test, as the job user: after the
+    run no process of the uid is left, and the hopper's heartbeat lock is free."""
+    import fcntl
+
+    from ..two_users import SYSTEM_PYTHON, notes
+
+    t = two_user_lab
+    folder = notes(t)
+    heartbeat = folder / "hopper-heartbeat"
+    hopper = Path(__file__).parents[2] / "doubles" / "fork_hopper.py"
+    start = (
+        "import subprocess, time, os\n"
+        f"subprocess.Popen([{SYSTEM_PYTHON!r}, {str(hopper)!r}, {str(heartbeat)!r}, "
+        f"str(time.time() + 30)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
+        "stderr=subprocess.DEVNULL)\n"
+        "for _ in range(400):\n"
+        f"    if os.path.exists({str(heartbeat)!r} + '.started'):\n"
+        "        break\n"
+        "    time.sleep(0.025)\n"
+    )
+    t.lab.scenario(tests={ADD: "hostile"}, hostile={ADD: start})
+    result = Runner(t.settings()).run(t.lab.shard(ADD))
+    assert statuses(result) == [Status.PASS]
+    assert Path(f"{heartbeat}.started").exists(), "the control: the hopper never ran"
+    assert job_user.processes_of(t.uid(t.users[0])) == []
+    fd = os.open(heartbeat, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no generation holds it any more
+    finally:
+        os.close(fd)
