@@ -116,7 +116,8 @@ def test_a_forking_daemon_of_the_job_user_is_ended_by_uid_when_the_run_ends(
     t = two_user_lab
     folder = notes(t)
     heartbeat = folder / "hopper-heartbeat"
-    hopper = Path(__file__).parents[2] / "doubles" / "fork_hopper.py"
+    hopper = folder / "fork_hopper.py"  # where the job user can read it
+    shutil.copy(Path(__file__).parents[2] / "doubles" / "fork_hopper.py", hopper)
     start = (
         "import subprocess, time, os\n"
         f"subprocess.Popen([{SYSTEM_PYTHON!r}, {str(hopper)!r}, {str(heartbeat)!r}, "
