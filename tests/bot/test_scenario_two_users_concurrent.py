@@ -125,6 +125,7 @@ def _run(t: TwoUserLab, two_users: bool) -> tuple[list[Status], Path, str]:
     baselines = t.root / "baselines"
     args = ["record", "--shards-file", str(shards), "--results-dir", str(results)]
     args += ["--baselines-dir", str(baselines), "--sha", sha]
+    args += ["--issue-out", str(t.root / "nightly-issue.md")]
     recorded = CliRunner().invoke(nightly_cli.nightly_group, args)
     assert recorded.exit_code == 0, recorded.output
     uploaded = json.loads((out_b / "result.json").read_text())
