@@ -12,18 +12,21 @@ what the REST API shows and lists what only a person can check:
 * "Require approval for all outside collaborators" for fork pull requests;
 * the runner group holding the QNN runners: restricted to the repository, and its
   "selected workflows" to the device workflow on the default branch;
-* ephemeral runners where the API says (repository runners and the runner group's);
+* ephemeral runners where the API says (repository runners and the runner group's); a
+  long-lived one passes only when the doctor runs on its host (``--host-config``) and
+  ``host_checks`` finds the host sealed and running PR code as job users;
 * a runner for every SoC the config offers (a command naming one would queue forever).
 
 An answer the doctor cannot use (offline, 401, 403, 404, a field that is null) is a
 finding that says what it means and what to do, never a traceback.
 
 Reads go through a ``RestReader`` (``get(path) -> (status, json)``); the local checks read
-the adopter's checkout. Each ``Check`` is ok, failed (with the fix) or manual (``None``).
+the adopter's checkout, and the host checks the runner host's own files. Each ``Check`` is ok, failed (with the fix) or manual (``None``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import ArtifactError
+from qnn_migrate.bot.lab import host_config
 
 QNN_WORKFLOWS = ("qnn-bot-command.yml", "qnn-bot-plan.yml", "qnn-bot-report.yml")
 COMMAND_WORKFLOW = "qnn-bot-command.yml"
@@ -364,19 +368,125 @@ def explain(status: int, doc: Any, path: str) -> str:
     return f"GET {path} answered {status}{said}"
 
 
-def _ephemeral(runner: Mapping[str, Any], where: str) -> Check:
+def _ephemeral(
+    runner: Mapping[str, Any], where: str, sealed: Mapping[str, bool] | None = None
+) -> Check:
+    """An ephemeral runner passes; a long-lived one passes only if this host is its host
+    and ``host_checks`` found it sealed with job users (``sealed``: name -> verdict)."""
     name = f"runner {runner.get('name', '?')}"
     ephemeral = runner.get("ephemeral")
     if not isinstance(ephemeral, bool):
         return Check(name, None, f"{where}: the API does not say if it is ephemeral")
+    if ephemeral:
+        return Check(name, True, f"{where}: ephemeral")
+    verdict = (sealed or {}).get(str(runner.get("name", "")))
+    if verdict is True:
+        return Check(
+            name, True, f"{where}: long-lived, on this host, which is sealed with job users"
+        )
+    if verdict is False:
+        return Check(
+            name,
+            False,
+            f"{where}: long-lived, on this host, which is not sealed with job users (the host "
+            'checks above say what is missing; docs/runners.md, "A clean host per job")',
+        )
     return Check(
         name,
-        ephemeral,
-        f"{where}: ephemeral"
-        if ephemeral
-        else f"{where}: not ephemeral: register it with --ephemeral or as a JIT runner, or "
-        "make its host restore a known state around every job (docs/runners.md)",
+        False,
+        f"{where}: not ephemeral: register it with --ephemeral or as a JIT runner, or make "
+        "its host restore a known state around every job, with job users and a seal, and "
+        "run `qnn-migrate bot doctor --host-config FILE` on that host (docs/runners.md)",
     )
+
+
+# ------------------------------------------------------------------------- host checks
+
+
+def host_checks(
+    config: host_config.HostConfig, config_path: Path | None
+) -> tuple[list[Check], dict[str, bool]]:
+    """On a runner host: does it run PR code as job users, and is it sealed (long-lived)?
+
+    The second value maps the host config's ``github_runners`` to whether this host
+    passed: ``remote_checks`` passes a long-lived runner only on a host that did."""
+    from qnn_migrate.bot.lab import integrity, job_user
+
+    out: list[Check] = []
+    spec = config.job_users
+    if config.isolation == host_config.NO_ISOLATION:
+        out.append(
+            Check(
+                "host isolation",
+                False,
+                'isolation = "none": the PR\'s code runs as the supervisor that checks it and '
+                "writes its results; create job users and list them in [job_users] "
+                '(docs/runners.md, "Two users")',
+            )
+        )
+    elif spec is None:
+        out.append(
+            Check(
+                "host isolation",
+                False,
+                "no [job_users]: run-shard refuses every job here; create job users and list "
+                'them (docs/runners.md, "Two users")',
+            )
+        )
+    else:
+        staged = Path(config.state_dir) / "bot-files"
+        for name in spec.names:
+            try:
+                user = job_user.resolve(spec, name, path_env=os.defpath, staged=staged)
+                out.append(Check(f"job user {name}", True, f"uid {user.uid}, {user.folder}"))
+            except job_user.JobUserError as exc:
+                out.append(Check(f"job user {name}", False, str(exc)))
+    if config.lifetime == host_config.LONG_LIVED:
+        if not config.integrity_manifest or not config.job_env:
+            out.append(
+                Check(
+                    "host seal",
+                    False,
+                    "long-lived without [job_env] and integrity_manifest: run-shard refuses "
+                    'every job here (docs/runners.md, "A clean host per job")',
+                )
+            )
+        else:
+            manifest = Path(config.integrity_manifest)
+            resolved = str(config_path.resolve()) if config_path else None
+            findings = integrity.verify(manifest, config.trusted_roots(resolved))
+            findings += job_user.writable_by_job_users(
+                config.job_users, [manifest, *([Path(resolved)] if resolved else [])]
+            )
+            out.append(
+                Check(
+                    "host seal",
+                    not findings,
+                    f"{manifest} matches the trusted paths and the host config"
+                    if not findings
+                    else integrity.summary(findings)
+                    + "; reprovision, or review and seal again (qnn-migrate bot host seal)",
+                )
+            )
+    else:
+        out.append(
+            Check(
+                "host lifetime",
+                True,
+                "ephemeral: each job user runs one job here, so a reused host is refused",
+            )
+        )
+    if not config.github_runners:
+        out.append(
+            Check(
+                "host runners",
+                None,
+                "list this host's GitHub runners in github_runners so the doctor can match "
+                "them to the API's",
+            )
+        )
+    sealed = all(c.ok is not False for c in out)
+    return out, dict.fromkeys(config.github_runners, sealed)
 
 
 def remote_checks(
@@ -385,8 +495,11 @@ def remote_checks(
     *,
     device_workflow: str,
     lab_labels: Sequence[str],
+    sealed: Mapping[str, bool] | None = None,
 ) -> list[Check]:
-    """What the REST API shows about the settings that keep PR code off the phones."""
+    """What the REST API shows about the settings that keep PR code off the phones.
+
+    ``sealed``: the long-lived runners of this host and whether ``host_checks`` passed it."""
     out: list[Check] = []
     path = f"/repos/{repo}"
     status, info = reader.get(path)
@@ -441,7 +554,7 @@ def remote_checks(
         listed_any = True
     for runner in ours:
         seen |= _labels(runner)
-        out.append(_ephemeral(runner, "repository runner"))
+        out.append(_ephemeral(runner, "repository runner", sealed))
         if not _labels(runner) & wanted:
             out.append(
                 Check(
@@ -503,7 +616,7 @@ def remote_checks(
         found = True
         for runner in qnn:
             seen |= _labels(runner)
-            out.append(_ephemeral(runner, name))
+            out.append(_ephemeral(runner, name, sealed))
         raw_workflows = group.get("selected_workflows")
         workflows = list(raw_workflows) if isinstance(raw_workflows, list) else []
         restricted = bool(group.get("restricted_to_workflows"))

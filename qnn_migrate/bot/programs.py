@@ -17,6 +17,7 @@ evidence for reviewers, not a security boundary.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -259,11 +260,11 @@ def _method(doc: Any, what: str) -> MethodPrint:
 def _output(doc: Any, what: str) -> OutputPrint:
     o = _keys(doc, {"dtype", "shape", "sha256", "snr_db"}, set(), what)
     snr = o["snr_db"]
-    if snr in ("inf", "-inf"):
+    if snr in ("inf", "-inf", "nan"):
         snr = float(snr)
     _check(
         snr is None or (isinstance(snr, int | float) and not isinstance(snr, bool)),
-        f"{what} snr_db must be a number, 'inf', '-inf' or null",
+        f"{what} snr_db must be a number, 'inf', '-inf', 'nan' or null",
     )
     return OutputPrint(
         _str(o["dtype"], _DTYPE_RE, f"{what} dtype"),
@@ -361,7 +362,7 @@ def entry_to_dict(test: TestPrograms) -> dict[str, Any]:
                     "shape": list(o.shape),
                     "sha256": o.sha256,
                     "snr_db": o.snr_db
-                    if o.snr_db is None or abs(o.snr_db) != float("inf")
+                    if o.snr_db is None or math.isfinite(o.snr_db)
                     else str(o.snr_db),
                 }
                 for o in p.outputs
@@ -385,18 +386,22 @@ class Comparison:
 
 
 def _snr_moved(a: float | None, b: float | None) -> bool:
-    """Whether an output's SNR moved by more than SNR_TOLERANCE_DB (infinite counts as 200 dB)."""
+    """Whether an output's SNR moved by more than SNR_TOLERANCE_DB (infinite counts as 200 dB).
+
+    NaN (an output holding NaN) is no number of dB: it moved unless both are NaN."""
     if a is None or b is None:
         return (a is None) != (b is None)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) != math.isnan(b)
     return abs(max(-200.0, min(200.0, a)) - max(-200.0, min(200.0, b))) > SNR_TOLERANCE_DB
 
 
 def _snr(value: float | None) -> str:
-    return (
-        "n/a"
-        if value is None
-        else (f"{value:.1f} dB" if abs(value) != float("inf") else f"{value} dB")
-    )
+    if value is None:
+        return "n/a"
+    if math.isnan(value):
+        return "NaN (the output holds NaN)"
+    return f"{value:.1f} dB" if math.isfinite(value) else f"{value} dB"
 
 
 def _method_changes(where: str, a: MethodPrint, b: MethodPrint) -> list[str]:

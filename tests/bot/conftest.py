@@ -21,6 +21,7 @@ from qnn_migrate.bot.pr.render import Links
 
 from .lab.support import hopper, lab  # noqa: F401  (registers the fixtures)
 from .support import standin_env
+from .two_users import job_user_names, two_user_lab  # noqa: F401  (registers the fixtures)
 
 
 @pytest.fixture(scope="session")

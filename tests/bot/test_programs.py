@@ -161,6 +161,30 @@ def test_the_file_keeps_only_expected_tests_and_refuses_another_shape() -> None:
         parse_programs({"schema": 1, "tests": {}, "failed": "ImportError: x"}, [T])
 
 
+def test_an_output_that_became_nan_is_changed_never_a_perfect_200_db() -> None:
+    """``min(200, nan)`` is 200: a program whose output is now NaN read as IDENTICAL against
+    an exact baseline (SNR inf, counted as 200 dB)."""
+    exact = program_doc(outputs=[output_doc("run 1", "inf")])
+    for nan in ("nan", float("nan")):  # as the recorder writes it now, and a bare NaN
+        now = program_doc(outputs=[output_doc("run 2", nan)])
+        got, changes = verdict(exact, now)
+        assert got is ProgramVerdict.CHANGED, nan
+        assert changes == ("outputs: output 0 SNR inf dB → NaN (the output holds NaN)",)
+        got, _ = verdict(program_doc(outputs=[output_doc("run 0", 73.9)]), now)
+        assert got is ProgramVerdict.CHANGED
+    # NaN before and after is no change; and the "nan" the recorder writes reads back.
+    both = program_doc(outputs=[output_doc("run 3", "nan")])
+    assert verdict(both, program_doc(outputs=[output_doc("run 4", "nan")]))[0] is (
+        ProgramVerdict.IDENTICAL
+    )
+    again = parse_test(T, entry_to_dict(entry(both)))
+    assert compare(entry(both), again, T).verdict is ProgramVerdict.IDENTICAL
+    # The control: an exact output against the exact baseline is identical.
+    assert verdict(exact, program_doc(outputs=[output_doc("run 5", "inf")]))[0] is (
+        ProgramVerdict.IDENTICAL
+    )
+
+
 def test_outputs_are_compared_by_snr_not_by_hash() -> None:
     # The harness draws its inputs at random: the same program's outputs hash differently.
     base = program_doc(outputs=[output_doc("run 1", 73.9)])

@@ -120,6 +120,7 @@ def test_comment_to_phones_to_report(github_standin: GitHubStandIn, lab: Lab) ->
     config.write_text(
         f'python = "{sys.executable}"\nstate_dir = "{lab.state_dir}"\nlock_wait_s = 60\n'
         'lifetime = "ephemeral"\n'
+        'isolation = "none"\n'
         '[[devices]]\nserial = "PHONE_A"\nsoc = "SM8650"\n[[devices]]\nserial = "PHONE_B"\nsoc = "SM8650"\n'
     )
     results = lab.root / "results"

@@ -66,6 +66,7 @@ def long_lived_host(lab: Lab) -> Path:
         f'state_dir = "{lab.state_dir}"\n'
         "lock_wait_s = 0.5\n"
         'lifetime = "long-lived"\n'
+        'isolation = "none"\n'
         f'integrity_manifest = "{lab.root / "sealed" / "manifest.json"}"\n'
         f'trusted_paths = ["{runner_install}", "{wheelhouse}", "{requirements}"]\n'
         "[job_env]\n"
@@ -90,6 +91,7 @@ def run_job(lab: Lab, config: Path, out: str, sha: str):  # type: ignore[no-unty
 
     settings = lab.settings(out)
     settings.host = host_config.loads(config.read_text(), str(config))
+    settings.host_config_path = str(config.resolve())
     result = Runner(settings).run(lab.shard(ABS, ADD, sha=sha, per_test_timeout_s=5))
     report = json.loads((settings.out_dir / "host-check.json").read_text())
     return result, report

@@ -18,6 +18,7 @@ from github_standin.server import GitHubStandIn
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
+from qnn_migrate.bot.pr.programs import WHERE
 from qnn_migrate.bot.pr.state import MARKER
 
 from .support import output_doc, program_doc, programs_file, standin_env
@@ -98,7 +99,7 @@ def test_a_newer_baseline_in_no_file_that_matters_has_no_note_and_one_under_exir
     section = _report(gh, tmp_path / "exir", TIP)
     assert (
         f"The nightly baseline (`{TIP[:12]}`) is newer than this PR's merge base "
-        f"(`{MERGE_BASE[:12]}`) by 1 file(s) under `backends/qualcomm` or `exir`"
+        f"(`{MERGE_BASE[:12]}`) by 1 file(s) {WHERE}"
     ) in section
     assert "--compare base" in section
 
@@ -116,7 +117,7 @@ def test_an_older_baseline_with_a_change_under_exir_gets_the_note(
     section = _report(gh, tmp_path, ROOT, head="b" * 40)
     assert (
         f"> ⚠️ SM8650: The nightly baseline (`{ROOT[:12]}`) is older than this PR's merge base "
-        f"(`{'6' * 12}`) in 2 file(s) under `backends/qualcomm` or `exir`: a CHANGED program "
+        f"(`{'6' * 12}`) in 2 file(s) {WHERE}: a CHANGED program "
         "may come from main, not from this PR."
     ) in section
 
@@ -127,9 +128,8 @@ def test_a_capped_file_list_may_matter(gh: GitHubStandIn, tmp_path: Path) -> Non
     section = _report(gh, tmp_path, TIP)
     assert (
         "GitHub lists at most 300 changed files, and listed 300 between the nightly baseline "
-        f"(`{TIP[:12]}`) and this PR's merge base (`{MERGE_BASE[:12]}`), none under "
-        "`backends/qualcomm` or `exir`; files under `backends/qualcomm` or `exir` may be among "
-        "the rest"
+        f"(`{TIP[:12]}`) and this PR's merge base (`{MERGE_BASE[:12]}`), none {WHERE}; "
+        "such files may be among the rest"
     ) in section
     # What GitHub answered: 300 names of the 310 (the stand-in cuts as GitHub does).
     (listed,) = [r for r in gh.requests_to("GET", r"/compare/") if MERGE_BASE + "..." in r.path]
@@ -143,7 +143,7 @@ def test_a_compare_that_fails_says_the_staleness_could_not_be_checked(
     gh.add_commit(TIP, [MERGE_BASE], branch="main")
     section = _report(gh, tmp_path, gone)
     assert (
-        f"Whether files under `backends/qualcomm` or `exir` changed between the nightly "
+        f"Whether files {WHERE} changed between the nightly "
         f"baseline (`{gone[:12]}`) and this PR's merge base could not be checked: GitHub "
         f"cannot compare the baseline's commit `{gone[:12]}` with the merge base (404"
     ) in section

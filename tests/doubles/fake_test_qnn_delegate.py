@@ -20,7 +20,10 @@ A behaviour is one of pass, fail (an output mismatch: AssertionError), error (an
 in the test), hang (sleeps until killed), crash (the process aborts), skip, hang_subtests
 (three subtests that each sleep until interrupted), daemon (starts a detached process in
 its own session that outlives the test; its pid goes to ``daemon_pid_file``), megaline
-(writes 64 MiB to stdout with no newline), symlink_out (leaves a symlink to /etc/passwd
+(writes 64 MiB to stdout with no newline), hostile (runs the Python code the scenario's
+"hostile" entry gives for the test: a hostile PR's code, then passes), phone_daemon (leaves a process on the phone
+that rewrites later runs' outputs: a failing test whose outputs were rewritten passes),
+symlink_out (leaves a symlink to /etc/passwd
 and one to a file beside it in the artifact folder), poison_outputs (at exit, after the
 wrapper wrote junit.xml, replaces it and the runner's stderr.txt with FIFOs, as PR code
 can: a reader that opens them waits for ever). ``import_delay_s`` makes importing the module
@@ -100,17 +103,18 @@ class TestQNN(unittest.TestCase):
     seed: int | None = None
 
     @classmethod
-    def adb(cls, *args: str) -> None:
-        """Like SimpleADB._adb: run adb and raise on a non-zero exit."""
+    def adb(cls, *args: str) -> str:
+        """Like SimpleADB._adb: run adb and raise on a non-zero exit (what it printed)."""
         cmds = (
             ["adb", "-s", str(cls.device)]
             if not cls.host
             else ["adb", "-H", cls.host, "-s", str(cls.device)]
         )
         cmds.extend(args)
-        result = subprocess.run(cmds, stdout=subprocess.DEVNULL)
+        result = subprocess.run(cmds, stdout=subprocess.PIPE, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"adb command failed: {cmds}")
+        return result.stdout
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -121,11 +125,14 @@ class TestQNN(unittest.TestCase):
         if kind:
             raise ValueError(f"{cls.__name__}: model zoo entry could not be built (scenario)")
 
-    def run_on_device(self) -> None:
+    def run_on_device(self) -> bool:
+        """Run the model on the phone; whether its outputs were rewritten there (FakeAdb's
+        model of a process a job left on the phone)."""
         if self.compile_only or self.enable_x86_64:
-            return
+            return False
         # One call per test keeps the double fast; SimpleADB also pushes first.
-        self.adb("shell", f"cd {WORKSPACE} && ./qnn_executor_runner --model_path model.pte")
+        said = self.adb("shell", f"cd {WORKSPACE} && ./qnn_executor_runner --model_path model.pte")
+        return "outputs rewritten" in said
 
     def behave(self) -> None:
         test_id = f"{type(self).__name__}.{self._testMethodName}"
@@ -163,8 +170,17 @@ class TestQNN(unittest.TestCase):
             os.abort()
         if behaviour == "error":
             raise ValueError(f"{test_id}: unsupported node in partition (scenario)")
-        self.run_on_device()
-        if behaviour == "fail":
+        if behaviour == "hostile":
+            # PR code: what the scenario's "hostile" entry for this test says, run as the
+            # test's own code (the two-user attack scenarios give it).
+            exec(SCENARIO["hostile"][test_id], {"__name__": "hostile_pr_code"})
+        if behaviour == "phone_daemon":
+            # A process on the phone that outlives this job and rewrites the next job's
+            # outputs with the expected ones before they are pulled.
+            loop = "while true; do cp golden.raw out.raw; sleep 1; done # qnn-rewrite-outputs"
+            self.adb("shell", f"nohup sh -c '{loop}' >/dev/null 2>&1 &")
+        rewritten = self.run_on_device()
+        if behaviour == "fail" and not rewritten:
             self.assertLess(
                 0.25, 0.01, f"{test_id}: output mismatch, max abs diff 0.25 > atol 0.01"
             )
@@ -261,7 +277,15 @@ def setup_environment() -> list[str]:
             # Names only: tests check that no credential reached the code under test.
             secrets = sorted(k for k in os.environ if "TOKEN" in k or k.startswith("ACTIONS_"))
             handle.write(
-                json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "secret_env": secrets}) + "\n"
+                json.dumps(
+                    {
+                        "argv": sys.argv,
+                        "cwd": os.getcwd(),
+                        "secret_env": secrets,
+                        "uid": os.getuid(),
+                    }
+                )
+                + "\n"
             )
     return sys.argv[:1] + ns_args
 

@@ -119,13 +119,33 @@ class HttpReader:
     show_default=True,
     help="owner/name of the qnn-migrate repository your workflows may call.",
 )
-def doctor(repo: str | None, root: Path, bot_repo: str) -> None:
+@click.option(
+    "--host-config",
+    "host_config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="On a runner host: its host config; the host's job users and seal are checked, and "
+    "its long-lived runners (github_runners) pass only if they hold.",
+)
+def doctor(repo: str | None, root: Path, bot_repo: str, host_config_path: Path | None) -> None:
     """Check this repository's adoption of the bot; list what must be checked by hand.
 
     Uses $GITHUB_TOKEN (or $GH_TOKEN) for the API checks; an admin token sees the most.
     """
     env = environment()
     checks, catalog = doctor_mod.local_checks(root, bot_repo)
+    sealed: dict[str, bool] = {}
+    if host_config_path is not None:
+        from qnn_migrate.bot.lab import host_config
+
+        try:
+            config = host_config.loads(
+                artifacts.read_text(host_config_path, "the host config"), str(host_config_path)
+            )
+        except (ArtifactError, host_config.HostConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
+        found, sealed = doctor_mod.host_checks(config, host_config_path)
+        checks += found
     repo = repo or env.get("GITHUB_REPOSITORY")
     if repo and catalog is not None:
         labels = [soc.runner_labels[-1] for soc in catalog.socs.values() if soc.in_lab]
@@ -136,7 +156,11 @@ def doctor(repo: str | None, root: Path, bot_repo: str) -> None:
             env.get("GITHUB_TOKEN") or env.get("GH_TOKEN"),
         )
         checks += doctor_mod.remote_checks(
-            reader, repo, device_workflow=catalog.policy.device_workflow, lab_labels=labels
+            reader,
+            repo,
+            device_workflow=catalog.policy.device_workflow,
+            lab_labels=labels,
+            sealed=sealed,
         )
     elif not repo:
         checks.append(

@@ -9,6 +9,7 @@ skipped) / nothing to do, 1 some test did not pass, 2 bad input or a refused sha
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -105,7 +106,19 @@ def device_matrix(
     show_default=True,
     help="Where result.json, junit.xml, logs and the logcat excerpt go (upload it).",
 )
-@click.option("--executorch-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--executorch-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help='The checkout to test (isolation = "none"), or the local repository the job '
+    "user's fresh checkout is fetched from.",
+)
+@click.option(
+    "--repository",
+    default=None,
+    help="Where the job user's fresh checkout is fetched from (a URL, e.g. "
+    "$GITHUB_SERVER_URL/$GITHUB_REPOSITORY); overrides --executorch-dir as the source.",
+)
 @click.option("--device", "serial", default=None, help="Run on this serial first.")
 @click.option("--log-url", default=None, help="Where the job's logs are (the workflow run).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
@@ -121,6 +134,7 @@ def run_shard(
     host_config_path: Path | None,
     out_dir: Path,
     executorch_dir: Path | None,
+    repository: str | None,
     serial: str | None,
     log_url: str | None,
     state_dir: Path | None,
@@ -147,6 +161,10 @@ def run_shard(
         host = replace(host, state_dir=str(state_dir))
     if executorch_dir is not None:
         shard = replace(shard, executorch_dir=str(executorch_dir.resolve()))
+    if repository is not None:
+        if not re.match(r"^(https://|file://|/)[A-Za-z0-9._~:/@%+-]{1,500}$", repository):
+            fail(f"--repository {repository[:100]!r} is not an https:// or file:// URL or a path")
+        shard = replace(shard, executorch_dir=repository)
     if serial is not None:
         shard = replace(shard, device=serial)
     try:
@@ -160,6 +178,7 @@ def run_shard(
         command=catalog.command_argv,
         env=scrub_env(environment()),
         log=lambda msg: click.echo(msg, err=True),
+        host_config_path=str(host_config_path.resolve()) if host_config_path else None,
     )
     try:
         result = Runner(settings, log_url=log_url).run(shard)
@@ -273,10 +292,7 @@ def host_seal(host_config_path: Path | None) -> None:
 
     config = _host(host_config_path)
     manifest = _manifest(config, host_config_path)
-    roots = [
-        *config.trusted_paths,
-        *([str(host_config_path.resolve())] if host_config_path else []),
-    ]
+    roots = config.trusted_roots(str(host_config_path.resolve()) if host_config_path else None)
     inside = [r for r in roots if manifest.resolve().is_relative_to(Path(r).resolve())]
     if inside:
         fail(
@@ -293,11 +309,17 @@ def host_seal(host_config_path: Path | None) -> None:
 @host.command("check")
 @HOST_CONFIG_OPTION
 def host_check(host_config_path: Path | None) -> None:
-    """Compare the trusted paths with the sealed manifest; exit 1 on any difference."""
-    from qnn_migrate.bot.lab import integrity
+    """Compare the trusted paths with the sealed manifest; exit 1 on any difference, or when
+    a job user could change the manifest or the host config."""
+    from qnn_migrate.bot.lab import integrity, job_user
 
     config = _host(host_config_path)
-    findings = integrity.verify(_manifest(config, host_config_path))
+    resolved = str(host_config_path.resolve()) if host_config_path else None
+    manifest = _manifest(config, host_config_path)
+    findings = integrity.verify(manifest, config.trusted_roots(resolved))
+    findings += job_user.writable_by_job_users(
+        config.job_users, [manifest, *([Path(resolved)] if resolved else [])]
+    )
     for line in findings:
         click.echo(line)
     if findings:

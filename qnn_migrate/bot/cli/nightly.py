@@ -118,8 +118,8 @@ def nightly_record(
     if issues_file is not None:
         try:
             doc: Any = artifacts.read_json(issues_file, "the issue list")
-            existing = [nightly.ExistingIssue.from_gh(d) for d in doc]
-        except (ValueError, TypeError, KeyError) as exc:
+            existing = nightly.parse_issue_list(doc)
+        except ValueError as exc:
             fail(f"{issues_file}: not a gh issue list: {exc}")
     action = nightly.plan_issue(the_diff, existing, bot_login)
     if action.kind != "none":

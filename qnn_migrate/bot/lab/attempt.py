@@ -15,7 +15,7 @@ from pathlib import Path
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import PROGRAMS_FILE, ArtifactError
-from qnn_migrate.bot.lab import preflight, process, results
+from qnn_migrate.bot.lab import job_user, preflight, process, results
 from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
 from qnn_migrate.bot.model import HostShard, RunsOn, ShardResult
@@ -115,11 +115,16 @@ def run_tests(
 ) -> tuple[ShardResult, results.RunEnd]:
     """Run the shard's tests once on ``serial`` (or the simulator) and read the results."""
     attempt_dir.mkdir(parents=True, exist_ok=True)
-    artifact_dir = attempt_dir / "artifacts"
-    artifact_dir.mkdir(exist_ok=True)
+    user = settings.job_user
+    # Where the test process writes: its own folder with a job user (read back into the
+    # attempt's folder, the supervisor's, after the run), else the attempt's folder.
+    job_dir = attempt_dir if user is None else user.out / attempt_dir.name
+    artifact_dir = job_dir / "artifacts"
+    if user is None:
+        artifact_dir.mkdir(exist_ok=True)
     checkout = Path(shard.executorch_dir or ".")
     command = script_argv(shard, settings, serial, artifact_dir)
-    env = child_env(settings)
+    env = child_env(settings, str(checkout))
     xml_path = attempt_dir / "junit.xml"
     per_test = float(shard.per_test_timeout_s)
     grace = min(30.0, max(1.0, per_test * 0.25))
@@ -130,12 +135,12 @@ def run_tests(
             command[0],
             str(WRAPPER),
             "--junit-xml",
-            str(xml_path),
+            str(job_dir / "junit.xml"),
             "--per-test-timeout",
             f"{per_test:g}",
             # What the harness lowers, per test (bot/lab/program_recorder.py).
             "--programs",
-            str(attempt_dir / PROGRAMS_FILE),
+            str(job_dir / PROGRAMS_FILE),
             # The seed the script is given, applied before each test on every path (the
             # harness applies it on none but the phone's; docs/bot.md, "Program fingerprints").
             "--seed",
@@ -147,11 +152,13 @@ def run_tests(
         ]
     else:
         argv = [*command, "-v"]
+    if user is not None:
+        argv = job_user.staged_argv(argv, user.staged)
     (attempt_dir / "command.txt").write_text(shlex.join(command) + "\n")
     settings.log(f"[{shard.id}] {shlex.join(argv)}")
 
     def watch(argv: list[str], name: str = "") -> process.ProcessOutcome:
-        return process.run_watched(
+        outcome = process.run_watched(
             argv,
             cwd=checkout,
             env=env,
@@ -161,12 +168,19 @@ def run_tests(
             kill_grace_s=settings.kill_grace_s,
             name=name,
             startup_budget_s=max(settings.host.startup_timeout_s, per_test + grace),
+            as_user=user,
         )
+        if user is not None:
+            for note in user.collect(job_dir, attempt_dir):
+                settings.log(f"[{shard.id}] {note}")
+        return outcome
 
     outcome = watch(argv)
     if use_wrapper and outcome.code == EXIT_UNUSABLE and not xml_path.exists():
         settings.log(f"[{shard.id}] the wrapper cannot drive this script; running it with -v")
         argv = [*command, "-v"]
+        if user is not None:
+            argv = job_user.staged_argv(argv, user.staged)
         (attempt_dir / "fallback.txt").write_text(shlex.join(argv) + "\n")
         outcome = watch(argv, name="-fallback")
 

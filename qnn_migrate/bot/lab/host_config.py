@@ -34,6 +34,14 @@ A host with no phones runs simulator shards on the x86-64 HTP simulator::
     [unsupported_tests]                        # id or class -> why this host cannot run it
     "TestQNNFloatingPointUtils.test_qnn_backend_dump_intermediate_outputs" = "no etdump here"
 
+Who PR code runs as (docs/runners.md, "Two users")::
+
+    isolation = "job-user"                     # the default; "none": the supervisor's user
+    [job_users]
+    names = ["qnn-job-1", "qnn-job-2"]         # one or more per runner on this host
+    home = "/var/lib/qnn-jobs"                 # <home>/<name>/ owned by each, mode 0700
+    switch = "setpriv"                         # or "sudo"
+
 How the host stays clean between jobs (docs/runners.md, "A clean host per job")::
 
     lifetime = "long-lived"                    # the default; or "ephemeral" (a fresh VM per job)
@@ -41,6 +49,8 @@ How the host stays clean between jobs (docs/runners.md, "A clean host per job"):
     trusted_paths = ["/srv/actions-runner/bin", "/srv/qnn/wheels"]
     keep_packages = []                         # what a phone keeps; the rest is removed
     keep_tmp = []                              # entries of /data/local/tmp a phone keeps
+    keep_processes = []                        # shell-user processes a phone keeps (by name)
+    phone_reset = "kill"                       # or "reboot": also reboot after every run
     [job_env]                                  # a fresh venv per job (long-lived hosts)
     requirements = "/etc/qnn-runner/requirements.txt"   # hash-pinned
     find_links = "/srv/qnn/wheels"
@@ -74,6 +84,14 @@ LIFETIMES = (EPHEMERAL, LONG_LIVED)
 PHONES = "phones"
 SIMULATOR = "x86-simulator"
 KINDS = (PHONES, SIMULATOR)
+PHONE_RESETS = ("kill", "reboot")
+JOB_USER = "job-user"
+NO_ISOLATION = "none"
+ISOLATIONS = (JOB_USER, NO_ISOLATION)
+SWITCHES = ("setpriv", "sudo")
+# A user name useradd accepts, without anything a command line could take as an option.
+_USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+_RUNNER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # What each kind can run when the host config does not say. QNN's GPU backend does not
 # run on x86-64 ("TuningMode must be enabled on x86_64-linux-clang"), and LPAI is untried.
 DEFAULT_BACKENDS = {PHONES: ("htp", "gpu", "lpai"), SIMULATOR: ("htp",)}
@@ -103,6 +121,24 @@ class JobEnv:
     requirements: str
     base_python: str = "python3"
     find_links: str | None = None
+
+
+@dataclass(frozen=True)
+class JobUsers:
+    """The unprivileged users PR code runs as on this host (docs/runners.md, "Two users").
+
+    ``names``: a pool, at least one per runner process on the host (a job locks one for
+    its whole run); ``home``: the folder holding ``<home>/<name>/``, each owned by its user
+    (mode 0700) and made when the user is; ``switch``: how the supervisor becomes a job
+    user: ``setpriv`` (the supervisor is root, or has CAP_SETUID and CAP_SETGID) or
+    ``sudo`` (``sudo -n -u NAME /usr/bin/env ...``, with the sudoers rule in the docs)."""
+
+    names: tuple[str, ...]
+    home: str
+    switch: str = "setpriv"
+    # The interpreter the supervisor's small steps run with as a job user (standard library
+    # only): one every job user can run, outside any user's home.
+    python: str = "/usr/bin/python3"
 
 
 @dataclass(frozen=True)
@@ -137,6 +173,17 @@ class HostConfig:
     trusted_paths: tuple[str, ...] = ()
     keep_packages: tuple[str, ...] = ()
     keep_tmp: tuple[str, ...] = ()
+    # Names of the phone's `shell` user processes that are not a job's (none on a phone
+    # nobody ran `adb shell` on); every other one is killed by the reset.
+    keep_processes: tuple[str, ...] = ()
+    phone_reset: str = "kill"  # or "reboot": also reboot the phone after every run
+    # Who PR code runs as: a job user (the default; then job_users must be set), or
+    # "none": the supervisor's own user, as before issue 27 (a developer's machine and the
+    # project's own tests of runs; `bot doctor --host-config` fails it).
+    isolation: str = JOB_USER
+    job_users: JobUsers | None = None
+    # The GitHub runners registered on this host (names), for `bot doctor --host-config`.
+    github_runners: tuple[str, ...] = ()
 
     @property
     def simulator(self) -> bool:
@@ -152,6 +199,10 @@ class HostConfig:
         if reason is None:
             reason = self.unsupported_tests.get(test_id.partition(".")[0])
         return reason
+
+    def trusted_roots(self, config_path: str | None) -> list[str]:
+        """What the seal covers: the trusted paths and the host config itself."""
+        return [*self.trusted_paths, *([config_path] if config_path else [])]
 
     def pool(self, soc: str) -> tuple[str, ...]:
         """Serials of this host's phones with ``soc``, in file order."""
@@ -289,7 +340,21 @@ def parse(doc: Mapping[str, Any], where: str = "host config") -> HostConfig:
         trusted_paths=tuple(trusted),
         keep_packages=_names(doc, "keep_packages", where),
         keep_tmp=_names(doc, "keep_tmp", where),
+        keep_processes=_names(doc, "keep_processes", where),
+        phone_reset=_get(doc, "phone_reset", str, base.phone_reset, where),
+        isolation=_get(doc, "isolation", str, base.isolation, where),
+        job_users=_job_users(doc.get("job_users"), where),
+        github_runners=_runner_names(doc, where),
     )
+    if config.isolation not in ISOLATIONS:
+        raise HostConfigError(
+            f"{where}: isolation must be one of {', '.join(ISOLATIONS)}, got {config.isolation!r}"
+        )
+    if config.phone_reset not in PHONE_RESETS:
+        raise HostConfigError(
+            f"{where}: phone_reset must be one of {', '.join(PHONE_RESETS)}, got "
+            f"{config.phone_reset!r}"
+        )
     if (
         config.min_free_mb < 0
         or config.lock_wait_s < 0
@@ -333,6 +398,48 @@ def _job_env(raw: Any, where: str) -> JobEnv | None:
         base_python=raw.get("base_python", "python3"),
         find_links=raw.get("find_links"),
     )
+
+
+def _job_users(raw: Any, where: str) -> JobUsers | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not set(raw) <= {"names", "home", "switch", "python"}:
+        raise HostConfigError(f"{where}: [job_users] takes names, home, switch and python")
+    names = raw.get("names")
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and _USER_RE.match(n) for n in names)
+        or len(set(names)) != len(names)
+    ):
+        raise HostConfigError(
+            f"{where}: [job_users] names must be a list of distinct user names (like "
+            "qnn-job-1), one or more per runner on this host"
+        )
+    home = raw.get("home")
+    if not isinstance(home, str) or not home.startswith("/"):
+        raise HostConfigError(
+            f"{where}: [job_users] home must be an absolute folder holding <home>/<name>/ "
+            "for each job user"
+        )
+    switch = raw.get("switch", "setpriv")
+    if switch not in SWITCHES:
+        raise HostConfigError(
+            f"{where}: [job_users] switch must be one of {', '.join(SWITCHES)}, got {switch!r}"
+        )
+    python = raw.get("python", "/usr/bin/python3")
+    if not isinstance(python, str) or not python.startswith("/"):
+        raise HostConfigError(f"{where}: [job_users] python must be an absolute path")
+    return JobUsers(tuple(names), home, switch, python)
+
+
+def _runner_names(doc: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    value = doc.get("github_runners", [])
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and _RUNNER_NAME_RE.match(v) for v in value
+    ):
+        raise HostConfigError(f"{where}: github_runners must be a list of runner names")
+    return tuple(value)
 
 
 def loads(text: str, where: str = "host config") -> HostConfig:

@@ -54,10 +54,23 @@ def _entry(path: str) -> str | None:
     return f"{kind:o} {mode:o} {st.st_uid}:{st.st_gid} {size} {st.st_ctime_ns} {target}"
 
 
+def followed(roots: Iterable[str]) -> list[str]:
+    """``roots``, and the target of each root that is a link: a trusted path that is a link
+    (``/usr/bin/python3`` to ``python3.11``) trusts what it names, not the link alone."""
+    out = list(dict.fromkeys(roots))
+    for root in list(out):
+        if os.path.islink(root):
+            target = os.path.realpath(root)
+            if target not in out:
+                out.append(target)
+    return out
+
+
 def fingerprint(roots: Iterable[str]) -> dict[str, str]:
-    """One line per file, folder and link under ``roots`` (links are not followed)."""
+    """One line per file, folder and link under ``roots`` (links are not followed, but a
+    root that is a link is followed: ``followed``)."""
     out: dict[str, str] = {}
-    for root in roots:
+    for root in followed(roots):
         top = _entry(root)
         if top is None:
             continue
@@ -110,8 +123,10 @@ def seal(roots: Sequence[str], manifest: Path) -> int:
     return len(entries)
 
 
-def verify(manifest: Path) -> list[str]:
-    """What differs from the sealed state; a manifest that cannot be read is a finding."""
+def verify(manifest: Path, roots: Sequence[str]) -> list[str]:
+    """What differs from the sealed state of ``roots`` (the host config's trusted paths and
+    the host config itself: what the host trusts is the host config's to say, never the
+    manifest's); a manifest that cannot be read, or that sealed other roots, is a finding."""
     try:
         # The capped reader: a FIFO or a device planted at the path cannot stall the check.
         doc = json.loads(artifacts.read_bytes(manifest, "the sealed manifest", MAX_MANIFEST_BYTES))
@@ -126,5 +141,47 @@ def verify(manifest: Path) -> list[str]:
         or not isinstance(doc.get("entries"), dict)
     ):
         return [f"{manifest} is not a sealed manifest of this version"]
-    roots = [str(r) for r in doc["roots"]]
+    sealed = sorted(str(r) for r in doc["roots"])
+    if sealed != sorted(roots):
+        return [
+            f"the manifest {manifest} sealed {sealed or 'nothing'}, but the host config trusts "
+            f"{sorted(roots)}: seal again (qnn-migrate bot host seal)"
+        ]
     return diff(doc["entries"], fingerprint(roots))
+
+
+def replaceable_by(path: Path, uid: int, gids: Iterable[int]) -> str | None:
+    """How the user ``uid`` (in groups ``gids``) could change ``path``, or None if it cannot.
+
+    It can if it owns the file (an owner may ``chmod``), or the file is group- or
+    other-writable for it, or it can write a folder on the way to it: then it can rename
+    or replace the entry (unless the folder is sticky, as /tmp is, and the entry is not
+    its own). The path is checked as written and as resolved (a link on the way counts).
+    For a user that is not root; root can change anything."""
+    groups = set(gids)
+
+    def writable(st: os.stat_result) -> bool:
+        if st.st_uid == uid:
+            return True
+        if st.st_gid in groups:
+            return bool(st.st_mode & stat.S_IWGRP)
+        return bool(st.st_mode & stat.S_IWOTH)
+
+    for candidate in dict.fromkeys([Path(os.path.abspath(path)), Path(os.path.realpath(path))]):
+        try:
+            st = os.lstat(candidate)
+        except OSError:
+            return f"{candidate} cannot be read"
+        if writable(st) and not stat.S_ISLNK(st.st_mode):
+            return f"{candidate} is writable by uid {uid}"
+        child = st
+        for folder in candidate.parents:
+            try:
+                fst = os.lstat(folder)
+            except OSError:
+                return f"{folder} cannot be read"
+            sticky_safe = bool(fst.st_mode & stat.S_ISVTX) and child.st_uid != uid
+            if writable(fst) and not (sticky_safe and fst.st_uid != uid):
+                return f"{folder} (on the way to {candidate}) is writable by uid {uid}"
+            child = fst
+    return None

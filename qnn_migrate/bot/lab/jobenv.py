@@ -67,6 +67,8 @@ def build(
         k: v for k, v in env.items() if not k.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV"))
     }
     root = Path(tempfile.mkdtemp(prefix="qnn-job-env-", dir=parent))
+    # The supervisor's, and read-only to the job user that runs the tests with it.
+    root.chmod(0o755)
     venv = root / "venv"
     try:
         made = process.run_captured(

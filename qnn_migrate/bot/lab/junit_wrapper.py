@@ -384,7 +384,7 @@ def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, 
                     else:  # read on (the child must not block), keep nothing
                         chunks = []
                     continue
-                break  # end of file: the child closed its end (it exits next)
+                break  # end of file: the child closed its end (it should exit next)
             done, found = os.waitpid(pid, os.WNOHANG)
             if done:  # it ended but something it started keeps the pipe open
                 status = found
@@ -395,8 +395,19 @@ def _read_child(pid: int, fd: int, deadline: float) -> tuple[bytes, int | None, 
                 break
     finally:
         os.close(fd)
-    if status is None:
-        _, status = os.waitpid(pid, 0)
+    # A child that closed its end and then hangs (in native code, or a test that closed
+    # every descriptor) is held to the same deadline as one still writing.
+    while status is None and not killed:
+        done, found = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = found
+        elif time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+        else:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    if killed:
+        os.waitpid(pid, 0)  # SIGKILL cannot be caught: this returns at once
     return b"".join(chunks), None if killed else status, killed
 
 
@@ -405,7 +416,7 @@ def _child_message(data: bytes) -> dict[str, Any] | None:
     that writes it: only the shape ``_send`` writes is taken)."""
     try:
         message = json.loads(data.decode()) if data else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the recursion limit: not a report
         return None
     if not isinstance(message, dict):
         return None

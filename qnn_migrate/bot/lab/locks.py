@@ -7,6 +7,7 @@ Acquiring never blocks forever: it polls within a wait budget and then says who 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -29,7 +30,18 @@ def try_lock(state_dir: Path, serial: str) -> int | None:
     """A file descriptor holding the phone's lock, or None when another job has it."""
     path = lock_path(state_dir, serial)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        # A link where a lock file belongs: never written through (it would truncate what
+        # it names); the state folder is the supervisor's, so its own to replace.
+        path.unlink()
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    # Only the supervisor may open it: flock needs no more than a read, so a file others
+    # can read is a lock a job user's process could take and hold.
+    os.fchmod(fd, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qnn_migrate.bot.lab import process, results
+from qnn_migrate.bot.lab import job_user, process, results
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings, child_env
 from qnn_migrate.bot.model import HostShard, RunsOn, Shard
 
@@ -25,23 +25,11 @@ COMPILE_ONLY_REASON = (
 IMPORT_CHECK_TIMEOUT_S = 120.0
 # git reads no configuration but the repository's own: a global or system file is
 # outside what the checkout pins (a hook or fsmonitor set there would run here).
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+GIT_ENV = job_user.GIT_ENV
 
 
 class RefusedError(RuntimeError):
     """The shard cannot run on this host at all (wrong checkout, no phone configured)."""
-
-
-def git_head(checkout: Path, env: dict[str, str]) -> str:
-    got = process.run_captured(
-        ["git", "-C", str(checkout), "rev-parse", "HEAD"], env={**env, **GIT_ENV}, timeout_s=60
-    )
-    if got.code != 0:
-        raise RefusedError(
-            f"{checkout} is not a git checkout ({got.stderr.strip()[:200]}); set "
-            "executorch_dir in the host config or pass --executorch-dir"
-        )
-    return got.stdout.strip()
 
 
 _LIB_VERSION_RE = re.compile(rb"v(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{6,16})(?![\d.])")
@@ -92,21 +80,54 @@ def sdk_version(qnn_sdk_root: str | None) -> str:
 
 
 def check_checkout(shard: HostShard, settings: RunSettings) -> None:
+    """The checkout is the pinned commit: HEAD is it and, with a job user, every file is as
+    the commit has it (nothing changed, added or ignored) and git would run nothing of the
+    checkout's own (no hooks, no fsmonitor or include in its config); git then runs as the
+    job user (the folder is the user's). Git never reads a global or system config."""
     if not shard.executorch_dir:
         raise RefusedError(
             "no ExecuTorch checkout: set executorch_dir in the host config or pass --executorch-dir"
         )
     checkout = Path(shard.executorch_dir)
-    if not (checkout / TEST_SCRIPT).is_file():
+    user = settings.job_user
+    env = {**{k: v for k, v in settings.env.items() if not k.startswith("GIT_")}, **GIT_ENV}
+
+    def run(argv: list[str]) -> process.Captured:
+        if user is None:
+            return process.run_captured(argv, env=env, timeout_s=300)
+        full, popen_env = user.command(argv, env, "/")
+        return process.run_captured(full, env=popen_env, cwd=Path("/"), timeout_s=300)
+
+    if user is None and not (checkout / TEST_SCRIPT).is_file():
         raise RefusedError(
             f"{checkout} has no {TEST_SCRIPT}; is executorch_dir an ExecuTorch checkout?"
         )
-    head = git_head(checkout, dict(settings.env))
+    got = run(job_user.git_command(checkout, "rev-parse", "HEAD"))
+    if got.code != 0:
+        raise RefusedError(
+            f"{checkout} is not a git checkout ({got.stderr.strip()[:200]}); set "
+            "executorch_dir in the host config or pass --executorch-dir"
+        )
+    head = got.stdout.strip()
     if head != shard.sha:
         raise RefusedError(
             f"{checkout} is at {head[:12]}, but the shard is pinned to {shard.sha[:12]}: the "
             "checkout is wrong or the PR head moved; check out the pinned SHA and run again"
         )
+    # The fresh checkout of a job user is checked whole. Without one (isolation = "none")
+    # the checkout is the workflow's, reused, and PR code runs as the user that would
+    # check it: a check there could be undone the moment after it, so HEAD is all.
+    problems = job_user.checkout_problems(run, checkout) if user is not None else []
+    if problems:
+        raise RefusedError(
+            f"refused: the checkout {checkout} is not exactly the pinned commit "
+            f"{shard.sha[:12]}: " + "; ".join(problems) + "; a job may have changed it: "
+            "check it out again into a new folder (git's hooks and global configuration off)"
+        )
+    if user is not None:
+        listed = run(job_user.git_command(checkout, "ls-files", "--error-unmatch", TEST_SCRIPT))
+        if listed.code != 0:
+            raise RefusedError(f"the commit {shard.sha[:12]} has no {TEST_SCRIPT}")
 
 
 def check_host_can_run(shard: Shard, settings: RunSettings) -> None:
@@ -154,11 +175,12 @@ def check_import(shard: HostShard, settings: RunSettings, python: str) -> None:
     outcome = process.run_watched(
         [python, "-c", code, str(script_dir)],
         cwd=checkout,
-        env=child_env(settings),
+        env=child_env(settings, str(checkout)),
         out_dir=out,
         timeout_s=IMPORT_CHECK_TIMEOUT_S,
         progress_budget_s=IMPORT_CHECK_TIMEOUT_S,
         kill_grace_s=settings.kill_grace_s,
+        as_user=settings.job_user,
     )
     stdout = _read(outcome.stdout_path)
     stderr = _read(outcome.stderr_path)

@@ -6,7 +6,10 @@ when it ends, everything it started is killed (``reap_leftovers``): its process 
 anything carrying the run's marker in its environment, and every process descended from
 this one that was not there before the run. The runner is a child subreaper on Linux, so
 a daemon that leaves the run's session is re-parented here instead of to init and stays
-findable. The runner's own short commands (``git rev-parse``, the simulator's ``--help``
+findable. A run of PR code is started as its job user (``RunAs``: ``job_user.JobUser``),
+and after it every process of that uid is ended, whatever it did to escape the rest.
+(``job_helper.py`` and ``junit_wrapper.py`` are scripts of the bot that run in the job
+user's processes; what they start is theirs.) The runner's own short commands (``git rev-parse``, the simulator's ``--help``
 probe) go through ``run_captured``: a timeout, no shell, bounded output.
 """
 
@@ -24,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from qnn_migrate.bot.lab import results
 
@@ -51,6 +54,17 @@ class ProcessOutcome:
     end: results.RunEnd
     detail: str = ""
     leftovers: tuple[int, ...] = ()
+
+
+class RunAs(Protocol):
+    """Another user a watched run runs as (``job_user.JobUser``): how to start a command
+    as it, and how to end every process it has."""
+
+    def command(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path | str
+    ) -> tuple[list[str], dict[str, str]]: ...
+
+    def end_all(self, budget_s: float = ...) -> tuple[list[str], list[str]]: ...
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,31 @@ def run_captured(
     )
 
 
+def run_bytes(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout_s: float = 60.0,
+    limit: int = 64 * 1024,
+) -> tuple[int | None, bytes, str]:
+    """``run_captured`` for a command whose output is bytes: (code, at most ``limit`` bytes
+    of stdout, stderr as text); code None when it could not run or timed out."""
+    try:
+        proc = subprocess.run(
+            list(argv),
+            capture_output=True,
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, b"", str(exc)
+    return proc.returncode, proc.stdout[:limit], proc.stderr[:65536].decode("utf-8", "replace")
+
+
 def _pump(
     source: IO[bytes],
     target: Path,
@@ -122,13 +161,16 @@ def run_watched(
     kill_grace_s: float = 2.0,
     name: str = "",
     startup_budget_s: float | None = None,
+    as_user: RunAs | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` in its own process group; stop it on the shard timeout or when no
     test starts or finishes within ``progress_budget_s`` (a hang the wrapper's own
     per-test alarm could not interrupt). Until the first test starts, the budget is
     ``startup_budget_s`` instead: importing a harness is not a test.
 
-    When it ends, whatever it started is killed too (``reap_leftovers``)."""
+    When it ends, whatever it started is killed too (``reap_leftovers``), and with
+    ``as_user`` (the run is that user's: PR code) every process of that user is
+    (``RunAs.end_all``), whatever marker or parent it has."""
     stdout_path = out_dir / f"stdout{name}.txt"
     stderr_path = out_dir / f"stderr{name}.txt"
     last_progress = [time.monotonic()]
@@ -144,11 +186,16 @@ def run_watched(
     env = {**env, TOKEN_VAR: token}
     become_subreaper()
     before = _descendants(os.getpid(), set())
+    start_argv, start_env, start_cwd = list(argv), dict(env), cwd
+    if as_user is not None:
+        # The switch enters ``cwd`` as the job user: the supervisor may not be able to.
+        start_argv, start_env = as_user.command(argv, env, cwd)
+        start_cwd = Path("/")
     try:
         proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
+            start_argv,
+            cwd=start_cwd,
+            env=start_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -196,12 +243,17 @@ def run_watched(
         time.sleep(poll)
     code = proc.wait()
     leftovers = reap_leftovers(proc.pid, token, before)
+    by_uid: list[str] = []
+    if as_user is not None:
+        by_uid, _ = as_user.end_all()
     _wait_for_zombies(skip=proc.pid)
     for pump in pumps:
         pump.join(timeout=10)
-    if leftovers:
+    if leftovers or by_uid:
         with open(stderr_path, "a", encoding="utf-8") as handle:
-            handle.write(f"\n[runner: killed {len(leftovers)} process(es) left behind]\n")
+            handle.write(
+                f"\n[runner: killed {len(leftovers) + len(by_uid)} process(es) left behind]\n"
+            )
     kept = tuple(leftovers)
 
     if stopped:
@@ -324,6 +376,11 @@ def _wait_for_zombies(skip: int) -> None:
         if pid != skip and stat is not None and stat[1] == "Z":
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, os.WNOHANG)
+
+
+def reap_zombies() -> None:
+    """Wait for this process's children that have exited (adopted ones included)."""
+    _wait_for_zombies(skip=-1)
 
 
 def _descendants(root: int, spared: set[int]) -> set[int]:

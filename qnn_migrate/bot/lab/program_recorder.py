@@ -160,13 +160,27 @@ def program_print(manager: Any) -> dict[str, Any]:
 def _snr_db(actual: Any, reference: Any) -> float | str:
     ref = reference.detach().to("cpu").double().flatten()
     err = actual.detach().to("cpu").double().flatten() - ref
-    noise = float((err * err).sum())
-    signal = float((ref * ref).sum())
+    return snr_db(float((ref * ref).sum()), float((err * err).sum()))
+
+
+def snr_db(signal: float, noise: float) -> float | str:
+    """Signal-to-noise ratio in dB from the two energies; "inf", "-inf" or "nan" as text.
+
+    An output (or reference) holding NaN makes both energies NaN: that is "nan", never a
+    number (a NaN compared with ``min``/``max`` reads as whichever bound it is given, and
+    so once as a perfect 200 dB)."""
+    if math.isnan(noise) or math.isnan(signal):
+        return "nan"
     if noise == 0.0:
         return "inf"
-    if signal == 0.0:
+    ratio = signal / noise
+    if math.isnan(ratio):  # both infinite
+        return "nan"
+    if ratio == 0.0:
         return "-inf"
-    return round(10.0 * math.log10(signal / noise), 3)
+    if math.isinf(ratio):
+        return "inf"
+    return round(10.0 * math.log10(ratio), 3)
 
 
 def output_print(actual: Any, reference: Any) -> dict[str, Any]:

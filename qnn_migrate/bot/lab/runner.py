@@ -2,18 +2,21 @@
 
 The order of work, each step able to end the shard with a reason:
 
-1. on a long-lived host, restore and check a known state (``hoststate``: the sealed
-   trusted paths, a fresh Python environment for the job, the adb server restarted);
-   then merge the host config into the shard; pre-flight (``preflight``): the checkout is at
-   the pinned SHA, the host can run the shard, the ``executorch`` imported is the
-   checkout's; a refusal is INFRA for every test with ``attempts == 0``;
+1. merge the host config into the shard; take a job user and check out the commit fresh
+   as that user (``hoststate``, ``job_user``: PR code never runs as the supervisor); on a
+   long-lived host, restore and check a known state (the sealed trusted paths, a fresh
+   Python environment for the job, the adb server restarted); pre-flight
+   (``preflight``): the checkout is exactly the pinned commit, with no hooks, the host can
+   run the shard, the ``executorch`` imported is the checkout's; a refusal is INFRA for
+   every test with ``attempts == 0``;
 2. tests the host cannot run read SKIP with the host's reason;
 3. the first attempt on the shard's target (``targets``: a phone of the shard's SoC, or
    the x86 simulator), checks included;
 4. tests that ended INFRA are run once more where the target says (another phone; the
    same simulator host); FAIL and ERROR are never retried;
-5. on a long-lived host, check the trusted paths again (a change makes every result
-   INFRA) and report what the job left in its environment (``host-check.json``);
+5. end every process of the job user; on a long-lived host, check the trusted paths and
+   the job's Python environment again (a change makes every result INFRA); what the host
+   found is in ``host-check.json``;
 6. the results: symlinks out of them removed, ``result.json``, ``attempts.json``,
    ``summary.txt``.
 
@@ -72,7 +75,8 @@ class Runner:
 
         guard = hoststate.Guard(settings)
         try:
-            self.settings = settings = guard.before()
+            settings, shard = guard.before(shard)
+            self.settings = settings
             preflight.check_checkout(shard, settings)
             preflight.check_host_can_run(shard, settings)
             preflight.check_import(shard, settings, settings.host.python)

@@ -8,8 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qnn_migrate.bot.lab.host_config import HostConfig
+
+if TYPE_CHECKING:
+    from qnn_migrate.bot.lab.job_user import JobUser
 
 TEST_SCRIPT = "backends/qualcomm/tests/test_qnn_delegate.py"
 
@@ -30,6 +34,10 @@ class RunSettings:
     env: Mapping[str, str] = field(default_factory=dict)
     log: Callable[[str], None] = lambda _msg: None
     kill_grace_s: float = 2.0
+    # The host config's own path: sealed with the trusted paths (``HostConfig.trusted_roots``).
+    host_config_path: str | None = None
+    # Set for the job by ``hoststate``: the user PR code runs as (None: isolation = "none").
+    job_user: JobUser | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -48,10 +56,23 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def child_env(settings: RunSettings) -> dict[str, str]:
-    """The environment of every process the runner starts for a shard."""
+CHECKOUT_PLACEHOLDER = "${checkout}"
+
+
+def child_env(settings: RunSettings, checkout: str | None = None) -> dict[str, str]:
+    """The environment of every process the runner starts for a shard.
+
+    ``${checkout}`` in a host config ``[env]`` value is the job's checkout. With a job user,
+    HOME, TMPDIR, USER and LOGNAME are that user's, and nothing names the supervisor's
+    own folders (XDG_*)."""
     env = scrub_env(settings.env)
-    env.update(settings.host.env)
+    where = checkout or settings.host.executorch_dir or ""
+    env.update({k: v.replace(CHECKOUT_PLACEHOLDER, where) for k, v in settings.host.env.items()})
+    user = settings.job_user
+    if user is not None:
+        for key in [k for k in env if k.startswith("XDG_")]:
+            del env[key]
+        env.update(HOME=str(user.home), TMPDIR=str(user.tmp), USER=user.name, LOGNAME=user.name)
     if settings.host.qnn_sdk_root:
         env["QNN_SDK_ROOT"] = settings.host.qnn_sdk_root
     if settings.host.qnn_executor_runner:

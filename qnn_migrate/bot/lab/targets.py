@@ -8,9 +8,10 @@ for every test with the check's reason, and an attempt's INFRA results give the 
 
 - ``PhoneTarget``: pick a phone of the shard's SoC (quarantined ones last), lock it (one
   job per phone), health-check it (failing quarantines it), reset it to a known state
-  (``reset_phone``: third-party packages and /data/local/tmp entries the host config does
-  not keep are removed, before and after the run: PR code reaches the phone), run, keep
-  its logcat, remove the harness's workspace; INFRA results
+  (``phone_reset``: the shell user's processes, third-party packages and /data/local/tmp
+  entries the host config does not keep are removed, before and after the run: PR code
+  reaches the phone; what cannot be undone before the run is INFRA), run, keep its
+  logcat, remove the harness's workspace; INFRA results
   quarantine the phone until a health check passes; a retry goes to another phone.
 - ``SimulatorTarget``: check the host (SDK, x86 ``qnn_executor_runner``, free disk) once;
   a retry runs on the same host.
@@ -18,9 +19,9 @@ for every test with the check's reason, and an attempt's INFRA results give the 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,55 +30,12 @@ from typing import Protocol
 from qnn_migrate.bot.lab import health, locks, process, quarantine, results
 from qnn_migrate.bot.lab.adb import Adb, AdbConfigError
 from qnn_migrate.bot.lab.attempt import Attempt, run_tests
+from qnn_migrate.bot.lab.phone_reset import DEVICE_TMP, Reset, reset_phone
 from qnn_migrate.bot.lab.preflight import sdk_version
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
 from qnn_migrate.bot.model import HostShard, ShardResult, Status
 
-DEVICE_TMP = "/data/local/tmp"
 DEVICE_WORKSPACE = f"{DEVICE_TMP}/qnn_executorch_test"
-# Names from the phone are PR-controlled: only those the phone's shell takes as one plain
-# word are passed back to it.
-_PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
-_ENTRY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$")
-
-
-def reset_phone(adb: Adb, keep_packages: tuple[str, ...], keep_tmp: tuple[str, ...]) -> list[str]:
-    """Bring a phone back to its known state; what was removed, or could not be, per line.
-
-    Third-party packages not in ``keep_packages`` are uninstalled, entries of
-    /data/local/tmp not in ``keep_tmp`` removed."""
-    notes: list[str] = []
-    listed = adb.shell("pm list packages -3")
-    if not listed.ok:
-        notes.append(f"could not list the phone's packages: {listed.reason()}")
-    for line in listed.out.splitlines() if listed.ok else []:
-        name = line.strip().removeprefix("package:")
-        if not name or name in keep_packages:
-            continue
-        if not _PACKAGE_RE.match(name):
-            notes.append(f"left package {name[:80]!r}: not a package name to pass to adb")
-            continue
-        gone = adb.shell(f"pm uninstall {name}")
-        ok = gone.ok and "Success" in gone.out
-        notes.append(
-            f"uninstalled {name}" if ok else f"could not uninstall {name}: {gone.reason()}"
-        )
-    entries = adb.shell(f"ls -a {DEVICE_TMP}")
-    if not entries.ok:
-        notes.append(f"could not list {DEVICE_TMP}: {entries.reason()}")
-    for name in entries.out.split() if entries.ok else []:
-        if name in (".", "..") or name in keep_tmp:
-            continue
-        if not _ENTRY_RE.match(name):
-            notes.append(f"left {DEVICE_TMP}/{name[:80]!r}: not a name to pass to the shell")
-            continue
-        gone = adb.shell(f"rm -rf {DEVICE_TMP}/{name}")
-        notes.append(
-            f"removed {DEVICE_TMP}/{name}"
-            if gone.ok
-            else f"could not remove {name}: {gone.reason()}"
-        )
-    return notes
 
 
 @dataclass(frozen=True)
@@ -218,7 +176,25 @@ class PhoneTarget(_TargetBase):
             quarantine.lift(state_dir, serial)
             self.settings.log(f"[{shard.id}] {serial} passed its health check; back in rotation")
         host = self.settings.host
-        reset = {"before": reset_phone(adb, host.keep_packages, host.keep_tmp)}
+        keep = functools.partial(
+            reset_phone,
+            adb,
+            keep_packages=host.keep_packages,
+            keep_tmp=host.keep_tmp,
+            keep_processes=host.keep_processes,
+        )
+        reset: dict[str, Reset] = {"before": keep()}
+        if reset["before"].left:
+            # What a job left could not be undone: nothing run now can be trusted to it.
+            self._write_reset(attempt_dir, reset, shard, serial)
+            reason = (
+                f"device {serial} is not in its known state, so the shard did not run on it: "
+                + "; ".join(reset["before"].left)
+                + "; reboot the phone (or reflash it), then run `qnn-migrate bot device check`"
+            )
+            quarantine.put(state_dir, serial, reason, shard.id)
+            failed = health.Health(serial, False, reason, verdict.soc, verdict.fingerprint)
+            return self._check_failed(shard, serial, failed)
         adb.clear_logcat()
         result, end = run_tests(
             shard, self.settings, attempt_dir, serial=serial, fingerprint=verdict.fingerprint
@@ -227,16 +203,15 @@ class PhoneTarget(_TargetBase):
         (attempt_dir / "logcat.txt").write_text(
             logcat.out if logcat.ok else f"logcat failed: {logcat.reason()}\n"
         )
-        reset["after"] = reset_phone(adb, host.keep_packages, host.keep_tmp)
+        reset["after"] = keep(reboot_phone=host.phone_reset == "reboot")
         cleaned = adb.shell(f"rm -rf {DEVICE_WORKSPACE}")
         if not cleaned.ok:
-            reset["after"].append(f"could not clean {DEVICE_WORKSPACE}: {cleaned.reason()}")
-        (attempt_dir / "phone-reset.json").write_text(json.dumps(reset, indent=1) + "\n")
-        for when, notes in reset.items():
-            if notes:
-                self.settings.log(
-                    f"[{shard.id}] {serial} reset {when} the run: " + "; ".join(notes)
-                )
+            reset["after"].left.append(f"could not clean {DEVICE_WORKSPACE}: {cleaned.reason()}")
+        self._write_reset(attempt_dir, reset, shard, serial)
+        if reset["after"].left:
+            reason = "the reset after the run left: " + "; ".join(reset["after"].left)
+            quarantine.put(state_dir, serial, reason, shard.id)
+            self.settings.log(f"[{shard.id}] {serial} quarantined: {reason}")
         result, infra = self._settle(shard, result, serial, verdict)
         # A test process that never started, or one that rejected its command line before
         # any test touched the phone, is this host's or the plan's problem, not the phone's.
@@ -246,6 +221,18 @@ class PhoneTarget(_TargetBase):
             quarantine.put(state_dir, serial, reason, shard.id)
             self.settings.log(f"[{shard.id}] {serial} quarantined: {reason}")
         return result
+
+    def _write_reset(
+        self, attempt_dir: Path, reset: dict[str, Reset], shard: HostShard, serial: str
+    ) -> None:
+        attempt_dir.mkdir(parents=True, exist_ok=True)
+        doc = {when: r.to_dict() for when, r in reset.items()}
+        (attempt_dir / "phone-reset.json").write_text(json.dumps(doc, indent=1) + "\n")
+        for when, r in reset.items():
+            if r.notes or r.left:
+                self.settings.log(
+                    f"[{shard.id}] {serial} reset {when} the run: " + "; ".join(r.notes + r.left)
+                )
 
 
 class SimulatorTarget(_TargetBase):

@@ -270,6 +270,27 @@ class ExistingIssue:
         return cls(int(doc["number"]), str(login), str(doc.get("body") or ""))
 
 
+def parse_issue_list(doc: Any) -> list[ExistingIssue]:
+    """The issues of ``gh issue list --json number,author,body`` (a JSON list of objects).
+
+    Raises ``ValueError`` saying what is wrong for anything else (a JSON object was
+    iterated as its keys, and each key then failed with an ``AttributeError``)."""
+    if not isinstance(doc, list):
+        raise ValueError(
+            f"must be a JSON list of issues (gh issue list --json number,author,body), "
+            f"not a {type(doc).__name__}"
+        )
+    issues: list[ExistingIssue] = []
+    for i, item in enumerate(doc):
+        if not isinstance(item, Mapping) or "number" not in item:
+            raise ValueError(f"entry {i} must be an object with a number, not {str(item)[:60]!r}")
+        try:
+            issues.append(ExistingIssue.from_gh(item))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"entry {i}: {exc}") from exc
+    return issues
+
+
 def same_bot(login: str, bot_login: str) -> bool:
     """``github-actions[bot]`` (REST) and ``app/github-actions`` (gh/GraphQL) are one bot."""
 

@@ -33,8 +33,28 @@ BUDGET = 16_000  # bytes of the 65,536-byte comment the section may take
 CHANGES_PER_TEST = 12
 CHANGE_CHARS = 300
 # The paths whose change between the baseline's commit and the merge base can change a
-# lowered program.
-MATTERING = ("backends/qualcomm/", "exir/")
+# lowered program: the QNN backend; the lowering every backend shares (exir, export, the
+# generic backend transforms); the shared test harness the tests lower through; and the
+# torch pin, whose export gives the graphs that are lowered.
+MATTERING = (
+    "backends/qualcomm/",
+    "backends/transforms/",
+    "backends/test/harness/",
+    "exir/",
+    "export/",
+)
+TORCH_PINS = ("torch_pin.py", ".ci/docker/ci_commit_pins/pytorch.txt", "install_requirements.py")
+WHERE = (
+    "that shape programs (under `backends/qualcomm`, `backends/transforms`, "
+    "`backends/test/harness`, `exir` or `export`, or the torch pin)"
+)
+
+
+def shapes_programs(path: str) -> bool:
+    """Whether a change to ``path`` (relative to the repository) can change a program."""
+    return path.startswith(MATTERING) or path in TORCH_PINS
+
+
 ICON = {
     ProgramVerdict.IDENTICAL: "🟰",
     ProgramVerdict.CHANGED: "🔶",
@@ -94,15 +114,15 @@ def stale_note(
     on from the merge base to it), or ``apart`` (on another line of history). Empty when
     nothing that matters changed.
     """
-    mattering = [p for p in changed_paths if p.startswith(MATTERING)]
+    mattering = [p for p in changed_paths if shapes_programs(p)]
     if (not mattering and not capped) or baseline_sha == merge_base_sha:
         return ""
-    where = "under `backends/qualcomm` or `exir`"
+    where = WHERE
     if not mattering:
         return (
             f"GitHub lists at most 300 changed files, and listed 300 between the nightly "
             f"baseline (`{baseline_sha[:12]}`) and this PR's merge base "
-            f"(`{merge_base_sha[:12]}`), none {where}; files {where} may be among the rest, "
+            f"(`{merge_base_sha[:12]}`), none {where}; such files may be among the rest, "
             "so a CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
         )
     count = f"{len(mattering)} file(s)" + (
@@ -134,7 +154,7 @@ def stale_unknown(baseline_sha: str, why: str) -> str:
     ``why`` is the bot's own text; what GitHub said in it was escaped (``pr.staleness``).
     """
     return (
-        f"Whether files under `backends/qualcomm` or `exir` changed between the nightly "
+        f"Whether files {WHERE} changed between the nightly "
         f"baseline (`{baseline_sha[:12]}`) and this PR's merge base could not be checked: "
         f"{why}. A CHANGED program may come from main, not from this PR. " + COMPARE_BASE_HINT
     )

@@ -1,7 +1,7 @@
 """Is a nightly program baseline stale against the PR's merge base? (pure over a gateway)
 
 A program baseline was recorded at a nightly commit; the PR branched from main at its
-merge base. When files that shape programs (``programs.MATTERING``) differ between the
+merge base. When files that shape programs (``programs.shapes_programs``) differ between the
 two, a CHANGED program may come from main rather than from the PR, and the Programs
 section says so (``programs.stale_note``). GitHub's compare API answers both questions:
 

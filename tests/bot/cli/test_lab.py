@@ -27,6 +27,7 @@ def host_toml(lab: Lab, **extra: str) -> Path:
         f'state_dir = "{lab.state_dir}"',
         "lock_wait_s = 0.5",
         'lifetime = "ephemeral"',
+        'isolation = "none"',
         *(f"{k} = {v}" for k, v in extra.items()),
         "",
         "[[devices]]",

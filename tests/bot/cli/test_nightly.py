@@ -105,3 +105,29 @@ def test_nightly_record_updates_baselines_and_plans_the_issue(tmp_path: Path) ->
     assert again_text.count("<!-- night https://github.com/o/r/actions/runs/2 -->") == 1
     assert again_text.count("test_qnn_backend_abs` | FAIL | PASS") == 1
     assert len(baseline.loads((bdir / "SM8650.json").read_text()).runs) == 2
+
+
+def test_nightly_record_refuses_an_issue_list_that_is_not_a_list(tmp_path: Path) -> None:
+    """A JSON object was iterated as its keys and ended in an AttributeError traceback."""
+    sha = "d" * 40
+    shard = Shard("sm8650-m-1", "m", "SM8650", "htp", 1126, (f"{FP}.test_qnn_backend_abs",), sha)
+    shards = tmp_path / "shards.json"
+    shards.write_text(json.dumps([shard.to_dict()]))
+    (tmp_path / "r").mkdir()
+    issues = tmp_path / "issues.json"
+    args = ["record", "--shards-file", str(shards), "--results-dir", str(tmp_path / "r")]
+    args += ["--baselines-dir", str(tmp_path / "b"), "--sha", sha]
+    args += ["--issues-file", str(issues), "--issue-out", str(tmp_path / "issue.md")]
+    for doc, needle in (
+        ({"number": 12, "body": "x"}, "must be a JSON list of issues"),
+        ([12], "entry 0 must be an object with a number"),
+        ([{"number": "twelve"}], "entry 0: invalid literal"),
+    ):
+        issues.write_text(json.dumps(doc))
+        result = CliRunner().invoke(nightly_cli.nightly_group, args)
+        assert result.exit_code == 2, result.output
+        assert f"{issues}: not a gh issue list: " in result.output and needle in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    # The control: the list gh prints is read.
+    issues.write_text(json.dumps([{"number": 12, "author": {"login": "x"}, "body": ""}]))
+    assert CliRunner().invoke(nightly_cli.nightly_group, args).exit_code == 0

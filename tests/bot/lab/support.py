@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from qnn_migrate.bot import catalog
-from qnn_migrate.bot.lab.host_config import EPHEMERAL, DeviceEntry, HostConfig
+from qnn_migrate.bot.lab.host_config import EPHEMERAL, NO_ISOLATION, DeviceEntry, HostConfig
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
 from qnn_migrate.bot.model import Shard, ShardResult, Status
 
@@ -119,9 +119,11 @@ class Lab:
             lock_wait_s=0.5,
             devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
             # The lab's tests are about runs, not the host model: each test is a fresh
-            # tmp_path, as an ephemeral runner is a fresh machine (test_scenario_persistence
-            # runs the long-lived model).
+            # tmp_path, as an ephemeral runner is a fresh machine, and PR code runs as the
+            # test's own user (test_scenario_persistence runs the long-lived model; the
+            # tests/bot/test_scenario_two_users_*.py files run the job users).
             lifetime=EPHEMERAL,
+            isolation=NO_ISOLATION,
         )
         return replace(base, **overrides)
 
@@ -196,26 +198,33 @@ def command_builder() -> Callable[..., list[str]]:
     return _BUILDER[0]
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Lab:
-    bin_dir = tmp_path / "bin"
+def build_lab(
+    root: Path, python: str = sys.executable, fake_adb: Path = DOUBLES / "fake_adb"
+) -> Lab:
+    """A lab in ``root``; FakeAdb is run with ``python`` from ``fake_adb``."""
+    bin_dir = root / "bin"
     bin_dir.mkdir()
     launcher = bin_dir / "adb"
     # The launcher runs FakeAdb with this interpreter, skipping site: it is called per
     # adb command, so its start-up time is most of a fake phone's latency.
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{DOUBLES / "fake_adb"}" "$@"\n')
+    launcher.write_text(f'#!/bin/sh\nexec "{python}" -S "{fake_adb}" "$@"\n')
     launcher.chmod(0o755)
-    checkout, sha = make_checkout(tmp_path)
+    checkout, sha = make_checkout(root)
     the_lab = Lab(
-        root=tmp_path,
+        root=root,
         bin=bin_dir,
-        scenario_path=tmp_path / "scenario.json",
+        scenario_path=root / "scenario.json",
         checkout=checkout,
         sha=sha,
-        state_dir=tmp_path / "state",
+        state_dir=root / "state",
     )
     the_lab.scenario()
     return the_lab
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Lab:
+    return build_lab(tmp_path)
 
 
 def statuses(result: ShardResult) -> list[Status]:

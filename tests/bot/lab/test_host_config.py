@@ -47,3 +47,33 @@ def test_the_host_model_is_long_lived_unless_the_config_says_ephemeral() -> None
         with pytest.raises(host_config.HostConfigError) as caught:
             host_config.loads(text)
         assert words in str(caught.value)
+
+
+def test_pr_code_runs_as_a_job_user_unless_the_config_says_none() -> None:
+    assert host_config.HostConfig().isolation == host_config.JOB_USER
+    config = host_config.loads(
+        'github_runners = ["lab-1"]\nkeep_processes = ["logwatch"]\nphone_reset = "reboot"\n'
+        '[job_users]\nnames = ["qnn-job-1", "qnn-job-2"]\nhome = "/var/lib/qnn-jobs"\n'
+        'switch = "sudo"\n'
+    )
+    assert config.job_users == host_config.JobUsers(
+        ("qnn-job-1", "qnn-job-2"), "/var/lib/qnn-jobs", "sudo", "/usr/bin/python3"
+    )
+    assert config.github_runners == ("lab-1",) and config.keep_processes == ("logwatch",)
+    assert config.phone_reset == "reboot"
+    assert host_config.loads('isolation = "none"').isolation == host_config.NO_ISOLATION
+    for text, words in (
+        ('isolation = "container"', "isolation must be one of"),
+        ('[job_users]\nnames = []\nhome = "/j"', "names must be a list"),
+        ('[job_users]\nnames = ["-rf"]\nhome = "/j"', "names must be a list"),
+        ('[job_users]\nnames = ["a", "a"]\nhome = "/j"', "distinct"),
+        ('[job_users]\nnames = ["a"]\nhome = "j"', "home must be an absolute"),
+        ('[job_users]\nnames = ["a"]\nhome = "/j"\nswitch = "su"', "switch must be one of"),
+        ('[job_users]\nnames = ["a"]\nhome = "/j"\nshell = "x"', "[job_users] takes"),
+        ('phone_reset = "flash"', "phone_reset must be one of"),
+        ('github_runners = ["a b"]', "github_runners must be"),
+        ('keep_processes = ["a;b"]', "keep_processes must be"),
+    ):
+        with pytest.raises(host_config.HostConfigError) as caught:
+            host_config.loads(text)
+        assert words in str(caught.value)

@@ -315,6 +315,12 @@ class TestNative(unittest.TestCase):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         time.sleep(60)
 
+    def test_closes_and_hangs(self):
+        # Closes every descriptor it has (the report's pipe with them), then never returns.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        os.closerange(3, 65536)
+        time.sleep(60)
+
     def test_after(self):
         pass
 """
@@ -406,6 +412,32 @@ def test_fork_per_test_a_crash_or_a_stuck_test_is_that_tests_and_the_rest_run(
     proc, rep, _ = _run_stateful(tmp_path, "native-one", tests, "--per-test-timeout", "1")
     assert proc.returncode < 0 and set(rep.results) == set()
     assert rep.running == "TestNative.test_crash"
+
+
+def test_fork_per_test_a_child_that_closes_its_pipe_and_hangs_is_killed_at_the_deadline(
+    tmp_path: Path,
+) -> None:
+    """Before, the parent read the pipe's end of file and then waited for the child with no
+    deadline: the shard's own watchdog had to stop the whole shard."""
+    tests = ["TestNative.test_closes_and_hangs", "TestNative.test_after"]
+    proc, rep, _ = _run_stateful(
+        tmp_path, "closes", tests, "--fork-per-test", "--per-test-timeout", "1"
+    )
+    got = {k: (v.status, v.message) for k, v in rep.results.items()}
+    status, message = got["TestNative.test_closes_and_hangs"]
+    assert status is Status.INFRA, got
+    assert message.startswith("PerTestTimeout: killed after") and "budget of 1 s" in message
+    assert got["TestNative.test_after"] == (Status.PASS, ""), "the rest of the shard ran"
+    assert proc.returncode == 1 and rep.complete
+
+
+def test_a_report_nested_past_the_recursion_limit_is_no_report() -> None:
+    """json.loads raises RecursionError, not ValueError, on deep nesting: it ended the
+    wrapper (every later test INFRA) instead of reading as a test that did not report."""
+    assert junit_wrapper._child_message(b"[" * 100_000 + b"]" * 100_000) is None
+    assert junit_wrapper._child_message(b'{"a": ' * 100_000) is None
+    # The control: the same shape, shallow, is a report.
+    assert junit_wrapper._child_message(b'{"outcome": null}') == {"outcome": None}
 
 
 def test_hard_deadline_leaves_the_runners_watchdog_the_last_word() -> None:

@@ -80,33 +80,3 @@ def test_control_a_runner_that_passes_another_path_is_caught(
     settings, runs = _simulator_run_as_the_harness_saw_it(lab)
     assert len(runs) == 1
     assert _not_as_configured(settings, runs[0]) == ["QNN_EXECUTOR_RUNNER"]
-
-
-def test_a_phone_is_reset_to_what_the_host_keeps_before_and_after_the_run(lab: Lab) -> None:
-    # What a previous job's PR code left on the phone (it reaches every phone through adb).
-    lab.scenario(
-        {
-            "PHONE_A": {
-                "soc": "SM8650",
-                "packages": ["com.lab.keep", "com.evil.persist"],
-                "tmp": ["keep.txt", "backdoor", "x;reboot"],
-            }
-        }
-    )
-    settings = lab.settings(
-        devices=lab.host().devices[:1], keep_packages=("com.lab.keep",), keep_tmp=("keep.txt",)
-    )
-    result = Runner(settings).run(lab.shard(ABS))
-    assert statuses(result) == [Status.PASS]
-    phone = json.loads(
-        (lab.scenario_path.parent / "scenario.json.state" / "device-PHONE_A.json").read_text()
-    )
-    assert phone["packages"] == ["com.lab.keep"]
-    assert phone["tmp"] == ["keep.txt", "x;reboot"]  # a name the shell would split: reported
-    reset = json.loads((settings.out_dir / "attempt-1" / "phone-reset.json").read_text())
-    assert "uninstalled com.evil.persist" in reset["before"]
-    assert "removed /data/local/tmp/backdoor" in reset["before"]
-    assert any("x;reboot" in note and "not a name" in note for note in reset["after"])
-    assert not any(
-        "reboot" in " ".join(call) for call in lab.calls() if call[0] == "shell" and "rm" in call[1]
-    )

@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, RunsOn, Shard, ShardResult, Status, Suite, TestResult
 from qnn_migrate.bot.nightly import program_baseline
@@ -130,6 +132,24 @@ def test_stale_note_only_for_files_that_shape_programs() -> None:
     assert stale_note(NIGHTLY, NIGHTLY, ["exir/a.py"]) == ""
     note = stale_note(NIGHTLY, "f" * 40, ["backends/qualcomm/a.py", "exir/b.py", "README.md"])
     assert "in 2 file(s)" in note and "--compare base" in note
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "backends/test/harness/tester.py",  # the harness the tests lower through
+        "backends/transforms/decompose_sdpa.py",  # transforms every backend may run
+        "export/export.py",  # the export API
+        "torch_pin.py",  # the torch pin: torch's export makes the graphs
+        ".ci/docker/ci_commit_pins/pytorch.txt",
+        "install_requirements.py",
+    ],
+)
+def test_stale_note_counts_shared_lowering_code_and_the_torch_pin(path: str) -> None:
+    note = stale_note(NIGHTLY, "f" * 40, [path, "docs/x.md"])
+    assert "in 1 file(s)" in note, "a stale baseline went unnoted"
+    # The control: the same change one folder over shapes no program.
+    assert stale_note(NIGHTLY, "f" * 40, [f"docs/{path}"]) == ""
 
 
 def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> None:

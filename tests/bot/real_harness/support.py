@@ -80,6 +80,7 @@ def make_host(root: Path, sdk: QnnSdk) -> dict[str, Any]:
             "build_folder": str(root / "build-x86"),
             "state_dir": str(root / "state"),
             "lifetime": "ephemeral",
+            "isolation": "none",
             "min_free_mb": 512,
             "startup_timeout_s": 600.0,
             "env": {
