@@ -75,7 +75,7 @@ def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.passes  # qnn_passes is checked against the torch stack's own sources
 @pytest.mark.xdist_group("mypy")  # one worker: the two runs share mypy's cache
 def test_mypy_is_clean() -> None:
-    proc = _mypy()  # every file pyproject.toml names: qnn_migrate and qnn_passes
+    proc = _mypy()  # every file pyproject.toml names: qnn_migrate and qnn-passes/qnn_passes
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -145,8 +145,9 @@ def _copy_of_the_tree(dest: Path) -> Path:
     return dest
 
 
-def _build_wheel(source: Path, out: Path) -> Path:
-    """Build qnn-migrate's wheel from ``source`` offline (no build isolation, no dependencies)."""
+def _build_wheel(source: Path, out: Path, name: str = "qnn_migrate") -> Path:
+    """Build a wheel (qnn-migrate's, or ``name``'s) from ``source`` offline (no build isolation,
+    no dependencies)."""
     proc = subprocess.run(
         [
             *(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"),
@@ -157,7 +158,7 @@ def _build_wheel(source: Path, out: Path) -> Path:
         timeout=300,  # guards against a hang only: a build takes seconds
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (wheel,) = out.glob("qnn_migrate-*.whl")
+    (wheel,) = out.glob(f"{name}-*.whl")
     return wheel
 
 
@@ -175,11 +176,10 @@ def _install_wheel(wheel: Path, target: Path) -> None:
 
 
 def _modules(root: Path) -> set[str]:
-    """Every module file under qnn_migrate/ and qnn_passes/, relative to ``root``."""
+    """Every module file under qnn_migrate/, relative to ``root``."""
     return {
         p.relative_to(root).as_posix()
-        for package in ("qnn_migrate", "qnn_passes")
-        for p in (root / package).rglob("*")
+        for p in (root / "qnn_migrate").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix in {".py", ".toml", ".json"}
     }
 
@@ -250,14 +250,28 @@ def test_a_clone_without_symlinks_builds_a_complete_wheel_that_rewrites(tmp_path
 
 
 @pytest.mark.xdist_group("packaging")
-def test_pip_install_adds_exactly_two_import_names(tmp_path: Path) -> None:
-    """A plain install puts qnn_migrate and qnn_passes (plus metadata and the script) only."""
+def test_each_distribution_installs_exactly_its_import_name(tmp_path: Path) -> None:
+    """A plain install of qnn-migrate puts qnn_migrate (plus metadata and the script) only; one
+    of qnn-passes (qnn-passes/) puts qnn_passes only."""
+    tree = _copy_of_the_tree(tmp_path / "tree")
+    passes = tmp_path / "passes-site"
+    _install_wheel(_build_wheel(tree / "qnn-passes", tmp_path / "dist", "qnn_passes"), passes)
+    names = {p.name for p in passes.iterdir()}
+    dist_info = {n for n in names if n.endswith(".dist-info")}
+    assert len(dist_info) == 1 and next(iter(dist_info)).startswith("qnn_passes-")
+    assert names - dist_info == {"qnn_passes"}, names
+    modules = {
+        p.relative_to(tree / "qnn-passes").as_posix()
+        for p in tree.glob("qnn-passes/qnn_passes/*.py")
+    }
+    assert modules == {p.relative_to(passes).as_posix() for p in passes.glob("qnn_passes/*.py")}
+
     target = tmp_path / "site"
-    _install_wheel(_build_wheel(_copy_of_the_tree(tmp_path / "tree"), tmp_path / "dist"), target)
+    _install_wheel(_build_wheel(tree, tmp_path / "dist"), target)
     names = {p.name for p in target.iterdir()}
     dist_info = {n for n in names if n.endswith(".dist-info")}
     assert len(dist_info) == 1 and next(iter(dist_info)).startswith("qnn_migrate-")
-    assert names - dist_info == {"qnn_migrate", "qnn_passes", "bin"}, names
+    assert names - dist_info == {"qnn_migrate", "bin"}, names
     assert (target / "bin" / "qnn-migrate").is_file()
     installed = target / "qnn_migrate"
     assert (installed / "bot" / "matrices.toml").is_file()

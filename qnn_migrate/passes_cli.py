@@ -1,7 +1,10 @@
-"""``qnn-migrate passes``: look at the QNN pass pipeline from the command line.
+"""``qnn-migrate passes``: look at the QNN pass pipeline (the ``qnn_passes`` library) from the
+command line.
 
-This module imports neither torch nor ExecuTorch at import time, so ``qnn-migrate --help``
-stays fast and a missing ``[passes]`` extra is reported by the command that needs it.
+This module imports neither qnn_passes, torch nor ExecuTorch at import time, so
+``qnn-migrate --help`` stays fast and a missing ``[passes]`` extra is reported by the command
+that needs it. It is part of the tool, not of the runtime library: qnn_passes imports neither
+click nor qnn_migrate.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import click
 
 from qnn_migrate.cli import extra_missing
 
-_STACK = ("torch", "executorch", "torchao")
+_STACK = ("qnn_passes", "torch", "executorch", "torchao")
 
 
 def _load(name: str) -> ModuleType:
