@@ -46,8 +46,9 @@ Exit codes (the highest that applies wins: 3 over 1 over 0):
   2  usage error (bad option, missing path, bad [tool.qnn-migrate])
   3  some files could not be processed (unreadable, not UTF-8 or their
      declared encoding, not valid Python, a directory that cannot be
-     read, a symbolic link loop); they were left untouched, every other
-     file was processed
+     read, a symbolic link loop, a FIFO or other file that is not a
+     regular file); they were left untouched, every other file was
+     processed
 
 \b
 Every site reported carries a stable code (QM101 ...): match the code,

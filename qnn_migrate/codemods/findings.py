@@ -223,6 +223,11 @@ DIRECTORY_UNREADABLE = Reason("QM905", "directory cannot be read ({error})")
 LINK_LOOP = Reason("QM906", "is a symbolic link loop (it resolves to itself); skipped")
 IGNORE_FILE_UNREADABLE = Reason("QM907", "cannot be read ({error}); its rules not applied")
 BROKEN_LINK = Reason("QM908", "is a symbolic link to a path that does not exist; skipped")
+NOT_A_FILE = Reason(
+    "QM909",
+    "is {what}, not a regular file; skipped (reading it could wait for ever). Remove it, "
+    "rename it, or exclude it (--extend-exclude)",
+)
 INVALID_OUTPUT = Reason(
     "QM998",
     "internal error: the rewrite {problem}; the file was left unchanged; please report this "

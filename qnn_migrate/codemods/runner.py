@@ -242,6 +242,8 @@ def process_stdin(data: bytes, options: RunOptions) -> tuple[Outcome, bytes | No
 
 
 def _cannot_read(error: OSError) -> Reason:
+    if isinstance(error, files.NotARegularFile):
+        return findings.NOT_A_FILE.format(what=error.what)
     return findings.CANNOT_READ.format(error=error.strerror or error)
 
 

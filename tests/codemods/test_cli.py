@@ -720,3 +720,24 @@ def test_progress_tells_what_the_rewrite_of_a_long_file_is_doing(
     assert f"{tmp_path}/a.py: parsing" not in _invoke("--check", "-j1", str(tmp_path))[2]
     code, out, err = _invoke("--check", "--json", "-j1", str(tmp_path))
     assert "parsing" not in out + err and json.loads(out)["files_changed"]
+
+
+@pytest.mark.posix  # FIFOs are POSIX
+def test_a_fifo_named_py_is_an_error_and_every_other_file_is_processed(tmp_path: Path) -> None:
+    """707dc17 opened the FIFO for reading and waited for a writer for ever (the timeout
+    below fired); now it is QM909, exit 3, and the other files are rewritten as usual."""
+    tree = _tree(tmp_path / "tree")
+    os.mkfifo(tree / "pkg" / "pipe.py")
+    for args in ([str(tree)], [str(tree / "pkg" / "pipe.py"), str(tree / "pkg" / "a.py")]):
+        (tree / "pkg" / "a.py").write_text(OLD_CALL)
+        proc = subprocess.run(
+            [sys.executable, "-m", "qnn_migrate", "rewrite", "--no-cache", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a hang is the failure under test
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 3, proc.stderr
+        assert f"{tree}/pkg/pipe.py:1:1: error: QM909 is a FIFO (named pipe)" in proc.stderr
+        assert f"rewrote: {tree}/pkg/a.py" in proc.stderr  # nothing else lost
+        assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()
