@@ -42,7 +42,7 @@ PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 EPILOG = """\b
 Exit codes (the highest that applies wins: 3 over 1 over 0):
   0  done (with --check: nothing to change)
-  1  --check only: some files would change
+  1  --check or --diff: some files would change
   2  usage error (bad option, missing path, bad [tool.qnn-migrate])
   3  some files could not be processed (unreadable, not UTF-8 or their
      declared encoding, not valid Python, a directory that cannot be
@@ -74,7 +74,12 @@ class ConfigurationError(click.ClickException):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff; write nothing; exit 1 if any file would change (as ruff).",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option(
     "--output-format",
@@ -274,8 +279,8 @@ def rewrite(
     errors = report.of_kind("error")
     if errors:
         sys.exit(EXIT_FILE_ERRORS)
-    if check and report.changed:
-        sys.exit(EXIT_CHANGES_NEEDED)
+    if (check or show_diff) and report.changed:
+        sys.exit(EXIT_CHANGES_NEEDED)  # as ruff's --diff: a diff to show is a change needed
     sys.exit(EXIT_OK)
 
 

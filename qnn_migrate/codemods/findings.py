@@ -29,6 +29,12 @@ class Reason(NamedTuple):
 
 # The rewritten call (what every rewritten site reports).
 REWRITTEN = Reason("QM001", f"{OLD} -> executorch.exir.to_edge_transform_and_lower")
+# A call that a noqa comment (bare, or naming QM001) keeps: reported under the code it suppresses.
+SUPPRESSED_REWRITE = Reason(
+    "QM001",
+    f"{OLD} is not rewritten: a `# noqa` comment on this line suppresses QM001; remove it "
+    "to have the call rewritten",
+)
 
 # User-facing reasons. Each says what was found and what to do next.
 STAR_ARGS = Reason(

@@ -12,7 +12,9 @@ import os
 from collections import Counter
 from typing import Literal, NamedTuple
 
-Kind = Literal["rewritten", "unfixable", "error", "info"]
+# "suppressed": a finding a noqa comment on its line names (a call it names with QM001 is
+# not rewritten); shown with -v and in JSON, never as an annotation, never in the exit code.
+Kind = Literal["rewritten", "unfixable", "error", "info", "suppressed"]
 Mode = Literal["write", "diff", "check"]
 FORMATS = ("text", "json", "github")
 
@@ -29,7 +31,9 @@ class Site(NamedTuple):
 
     def render(self) -> str:
         """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics."""
-        prefix = {"error": "error: ", "info": "info: "}.get(self.kind, "")
+        prefix = {"error": "error: ", "info": "info: ", "suppressed": "suppressed: "}.get(
+            self.kind, ""
+        )
         code = f"{self.code} " if self.code else ""
         return f"{self.path}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
 
@@ -65,6 +69,9 @@ def summary(report: RunReport) -> str:
         f"{_plural(len(report.of_kind('unfixable')), 'site')} left for you",
         _plural(len(report.of_kind("error")), "error"),
     ]
+    suppressed = len(report.of_kind("suppressed"))
+    if suppressed:
+        parts.append(f"{suppressed} suppressed by # noqa")
     return "qnn-migrate rewrite: " + ", ".join(parts)
 
 
@@ -85,6 +92,8 @@ def text(report: RunReport, verbosity: int) -> list[str]:
             lines += [s.render() for s in sites]
         elif sites:
             lines += _folded(sites, kind)
+    if verbosity >= 1:
+        lines += [s.render() for s in report.of_kind("suppressed")]
     if verbosity >= 1:
         lines += [f"{link}: symbolic link, not followed" for link in report.links]
     lines.append(summary(report))
@@ -163,6 +172,8 @@ def github(report: RunReport, base: str | None = None) -> list[str]:
     }
     lines = []
     for s in report.sites:
+        if s.kind == "suppressed":
+            continue  # the author said so, on that line
         properties = ",".join(
             f"{key}={escape_property(value)}"
             for key, value in (

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from qnn_migrate.codemods import files, findings
+from qnn_migrate.codemods import files, findings, noqa
 from qnn_migrate.codemods.cache import Cache, Entry, content_digest
 from qnn_migrate.codemods.deprecations import lower_to_qnn
 from qnn_migrate.codemods.findings import Reason
@@ -100,14 +100,20 @@ def _syntax_error(text: str, path: str, fallback: Reason) -> Outcome:
     return _error(path, _skipped(fallback))  # newer syntax only libcst rejects
 
 
-def _sites(path: str, result: FileResult) -> tuple[Site, ...]:
-    """The engine's findings and rewritten calls as sites (1-based columns)."""
+def _sites(path: str, result: FileResult, text: str) -> tuple[Site, ...]:
+    """The engine's findings and rewritten calls as sites (1-based columns); a finding whose
+    code a ``# noqa`` comment on its line names (or a bare ``# noqa``) is "suppressed"."""
+    suppressions = noqa.parse(text) if result.unfixable else {}
     sites = [
         Site(
             path,
             u.line,
             u.column + 1,
-            "info" if u.kind == "info" else "unfixable",
+            "suppressed"
+            if noqa.suppresses(suppressions, u.line, u.code)
+            else "info"
+            if u.kind == "info"
+            else "unfixable",
             u.reason,
             u.code,
         )
@@ -151,7 +157,7 @@ def process_text(
         what = f"{type(error).__name__}: {error}"
         return _error(path, findings.INTERNAL_ERROR.format(error=what)), None
     new = result.code.encode(encoding) if result.changed else None
-    outcome = Outcome(path, result.changed, _sites(path, result), digest=digest)
+    outcome = Outcome(path, result.changed, _sites(path, result, text), digest=digest)
     outcome = outcome._replace(entry=_entry(outcome, new))
     if new is not None and mode == "diff":
         outcome = outcome._replace(diff=files.unified_diff(path, text, result.code))

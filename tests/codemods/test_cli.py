@@ -57,7 +57,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     code, out, err = _invoke("--diff", str(tree))
-    assert code == 0
+    assert code == 1
     assert f"--- a/{tree}/pkg/a.py" in out and "+    programs = qnn_export(" in out
     assert (tree / "pkg" / "a.py").read_text() == OLD_CALL
     assert f"would rewrite: {tree}/pkg/a.py\n" in err
@@ -66,6 +66,9 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     assert f"{tree}/pkg/b.py:5:" not in err and "  1 x QM101 " in err
     code, _, err = _invoke("--diff", "-v", str(tree))
     assert f"{tree}/pkg/b.py:5:12: QM101 " in err
+    # As ruff's --diff: exit 1 when something would change; control: 0 when nothing would.
+    code, out, _ = _invoke("--diff", str(tree / "pkg" / "b.py"), str(tree / "pkg" / "c.py"))
+    assert code == 0 and out == ""
 
 
 def test_default_writes_in_place_and_second_run_changes_nothing(tmp_path: Path) -> None:
@@ -263,7 +266,7 @@ def test_stdin_to_stdout() -> None:
     result = CliRunner().invoke(rewrite, ["--check", "-"], input=OLD_CALL)
     assert result.exit_code == 1 and result.stdout == ""
     result = CliRunner().invoke(rewrite, ["--diff", "-"], input=OLD_CALL)
-    assert result.exit_code == 0 and result.stdout.startswith("--- a/-")
+    assert result.exit_code == 1 and result.stdout.startswith("--- a/-")
 
 
 @pytest.mark.parametrize("fmt", ["json", "github"])
@@ -328,7 +331,7 @@ def test_target_executorch(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text(OLD_CALL)
     code, out, _ = _invoke("--diff", "--target", "executorch", str(path))
-    assert code == 0 and "+    with QnnManagerContext(" in out and "qnn_passes" not in out
+    assert code == 1 and "+    with QnnManagerContext(" in out and "qnn_passes" not in out
 
 
 @pytest.mark.parametrize(
@@ -351,7 +354,7 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
 def test_help_documents_exit_codes() -> None:
     result = CliRunner().invoke(rewrite, ["--help"])
     assert result.exit_code == 0
-    for line in ("0  done", "1  --check only", "2  usage error", "3  some files could not"):
+    for line in ("0  done", "1  --check or --diff", "2  usage error", "3  some files could not"):
         assert line in result.stdout
 
 
@@ -414,9 +417,9 @@ def _project(tmp_path: Path, table: str) -> Path:
 def test_config_sets_the_target_and_flags_win(tmp_path: Path) -> None:
     root = _project(tmp_path, 'target = "executorch"\n')
     code, out, _ = _invoke("--diff", str(root / "src"))
-    assert code == 0 and "QnnManagerContext(" in out and "qnn_passes" not in out
+    assert code == 1 and "QnnManagerContext(" in out and "qnn_passes" not in out
     code, out, _ = _invoke("--diff", "--target", "qnn-passes", str(root / "src"))
-    assert code == 0 and "qnn_passes" in out  # the flag wins over the file
+    assert code == 1 and "qnn_passes" in out  # the flag wins over the file
 
 
 def test_config_excludes_are_relative_to_the_project_root(tmp_path: Path) -> None:
@@ -577,7 +580,7 @@ def test_a_module_others_import_the_name_from_keeps_it_and_the_cache_knows(
     cache = str(tmp_path / "cache")
     # Alone, the module loses the import it no longer uses (and the cache remembers that).
     code, out, _ = _invoke("--diff", "--cache-dir", cache, str(package / "lowering.py"))
-    assert code == 0 and f"-{IMPORT_LINE}" in out
+    assert code == 1 and f"-{IMPORT_LINE}" in out
     # With a file that imports the name from it, the same bytes must keep the import.
     (package / "consumer.py").write_text(CONSUMER)
     code, _, _ = _invoke("--cache-dir", cache, str(package))
@@ -642,7 +645,7 @@ def test_the_line_length_of_ruff_or_black_reaches_the_rewrite(tmp_path: Path) ->
         (project / "pyproject.toml").write_text(f"[tool.ruff]\nline-length = {width}\n")
         (project / "a.py").write_text(OLD_CALL.replace("specs)", "specs, skip_node_op_set=ops)"))
         code, out, _ = _invoke("--diff", "--no-cache", str(project / "a.py"))
-        assert code == 0
+        assert code == 1
         added = [line[1:] for line in out.splitlines() if line.startswith("+") and line[1:2] != "+"]
         widths[width] = max(len(line) for line in added)
     assert widths[60] <= 60 < widths[200]
@@ -658,7 +661,7 @@ def test_importing_from_executorch_does_not_make_a_same_named_module_keep_the_na
     (package / "utils.py").write_text(EXPORT_UTILS)
     (package / "other.py").write_text(OLD_CALL)
     code, out, _ = _invoke("--diff", "--no-cache", str(package))
-    assert code == 0
+    assert code == 1
     assert out.count(f"-{IMPORT_LINE}") == 2  # removed from both files
 
 
@@ -681,9 +684,9 @@ def test_flow_chooses_the_export_and_is_part_of_the_cache_key(tmp_path: Path) ->
     """
     (tmp_path / "a.py").write_text(PROVEN_MODULE)
     code, canonical, _ = _invoke("--diff", str(tmp_path))
-    assert code == 0 and "torch.export.export(" in canonical and "qnn_export(" not in canonical
+    assert code == 1 and "torch.export.export(" in canonical and "qnn_export(" not in canonical
     code, old_shape, _ = _invoke("--diff", "--flow", "qnn-export", str(tmp_path))
-    assert code == 0 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
+    assert code == 1 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
     code, _, err = _invoke("--flow", "bogus", str(tmp_path))
     assert code == 2 and "canonical" in err and "qnn-export" in err
 
@@ -741,3 +744,53 @@ def test_a_fifo_named_py_is_an_error_and_every_other_file_is_processed(tmp_path:
         assert f"{tree}/pkg/pipe.py:1:1: error: QM909 is a FIFO (named pipe)" in proc.stderr
         assert f"rewrote: {tree}/pkg/a.py" in proc.stderr  # nothing else lost
         assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()
+
+
+TWO_CALLS = """\
+from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+
+
+def lower(model, inputs, specs):
+    kept = to_edge_transform_and_lower_to_qnn(model, inputs, specs)  # noqa: QM001
+    return to_edge_transform_and_lower_to_qnn(model, inputs, specs){comment}
+
+
+def forward(*args):
+    return to_edge_transform_and_lower_to_qnn(*args){star_comment}
+"""
+
+
+@pytest.mark.parametrize(
+    ("comment", "star_comment", "rewritten_lines", "suppressed"),
+    [
+        ("", "  # noqa: QM101", [6], [(5, "QM001"), (10, "QM101")]),
+        ("  # noqa", "  # noqa", [], [(5, "QM001"), (6, "QM001"), (10, "QM101")]),
+        # Controls: another tool's code suppresses nothing; no comment, nothing suppressed.
+        ("  # noqa: E501", "  # noqa: E501", [6], [(5, "QM001")]),
+        ("", "", [6], [(5, "QM001")]),
+    ],
+)
+def test_noqa_on_a_call_line_suppresses_that_site_and_json_says_so(
+    tmp_path: Path,
+    comment: str,
+    star_comment: str,
+    rewritten_lines: list[int],
+    suppressed: list[tuple[int, str]],
+) -> None:
+    path = tmp_path / "m.py"
+    source = TWO_CALLS.format(comment=comment, star_comment=star_comment)
+    path.write_text(source)
+    code, out, _ = _invoke("--check", "--json", str(path))
+    sites = json.loads(out)["sites"]
+    assert [s["line"] for s in sites if s["kind"] == "rewritten"] == rewritten_lines
+    assert [(s["line"], s["code"]) for s in sites if s["kind"] == "suppressed"] == suppressed
+    left = [(s["line"], s["code"]) for s in sites if s["kind"] == "unfixable"]
+    assert left == ([] if (10, "QM101") in suppressed else [(10, "QM101")])
+    assert code == (1 if rewritten_lines else 0)
+    code, _, err = _invoke("-v", str(path))
+    text = path.read_text()
+    # The suppressed call is still the old call, on its line, comment and all.
+    assert "kept = to_edge_transform_and_lower_to_qnn(model, inputs, specs)  # noqa: QM001" in text
+    assert ("return to_edge_transform_and_lower_to_qnn(model" in text) == (not rewritten_lines)
+    assert f"{path}:5:12: suppressed: QM001 " in err
+    assert "suppressed by # noqa" in err
