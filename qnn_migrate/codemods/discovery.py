@@ -292,6 +292,12 @@ class _Matcher:
         )
 
 
+def excluded(path: str, selection: Selection) -> bool:
+    """Whether ``--force-exclude`` leaves ``path`` out: an exclusion pattern matches it or a
+    directory between it and the project root, or git ignores it (``--stdin-filename``)."""
+    return _Matcher(selection).excluded(path)
+
+
 def discover(paths: Sequence[str], selection: Selection) -> Found:
     """The Python files under ``paths``, each once, in a stable order, and the errors met."""
     found = Found()

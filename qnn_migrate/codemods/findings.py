@@ -1,8 +1,9 @@
 """What a rule reports about a file: sites it rewrote and sites it will not touch, with why.
 
 Every reason carries a stable code (``QM101``), as ruff's and torchfix's rules do: tools and
-tests match the code, never the wording, and ``docs/rewrite.md`` lists every code with an
-example. The ranges: ``QM0xx`` a rewritten call, ``QM1xx`` a call the rewrite cannot write,
+tests match the code, never the wording; ``data/codes.toml`` holds each code's page
+(``qnn-migrate rewrite --explain QM101``, and the codes table of docs/rewrite.md). The
+ranges: ``QM0xx`` a rewritten call, ``QM1xx`` a call the rewrite cannot write,
 ``QM2xx`` a mention that is not (or not surely) a call of ExecuTorch's function, ``QM3xx``
 the imports of the old name, ``QM4xx`` other notes, ``QM9xx`` a file or path the run could
 not process. A code is never reused for another meaning.
@@ -45,7 +46,7 @@ STAR_ARGS = Reason(
 AS_VALUE = Reason(
     "QM201",
     f"{OLD} is {{how}} here, not called, so the rewrite cannot follow it to where it is "
-    "called. Call the replacement there explicitly (see docs/rewrite.md)",
+    "called. Call the replacement there explicitly (qnn-migrate rewrite --explain QM201)",
 )
 PATCH_STRING = Reason(
     "QM209",

@@ -235,15 +235,18 @@ def process_file(
     return _write(path, outcome, new, stat) if mode == "write" else outcome
 
 
-def process_stdin(data: bytes, options: RunOptions) -> tuple[Outcome, bytes | None]:
+def process_stdin(
+    data: bytes, options: RunOptions, name: str = "-"
+) -> tuple[Outcome, bytes | None]:
     """``-``: the outcome for standard input's bytes and the rewritten bytes (None:
-    unchanged). Nothing is written: the caller prints the code."""
+    unchanged). ``name``: what ``--stdin-filename`` calls it (the report and the rule use it).
+    Nothing is written: the caller prints the code."""
     tell = options.file_progress
     long = tell is not None and len(data) >= LONG_FILE
     with _collected_after():
         mode: Mode = "diff" if options.mode == "diff" else "check"
         return process_text(
-            data, "-", options.rule, mode, functools.partial(tell, "-") if tell and long else None
+            data, name, options.rule, mode, functools.partial(tell, name) if tell and long else None
         )
 
 

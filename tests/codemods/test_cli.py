@@ -794,3 +794,41 @@ def test_noqa_on_a_call_line_suppresses_that_site_and_json_says_so(
     assert ("return to_edge_transform_and_lower_to_qnn(model" in text) == (not rewritten_lines)
     assert f"{path}:5:12: suppressed: QM001 " in err
     assert "suppressed by # noqa" in err
+
+
+def test_stdin_filename_finds_the_config_names_the_file_and_is_excluded_as_ruff_does(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.qnn-migrate]\ntarget = "executorch"\nextend-exclude = ["generated"]\n'
+    )
+    name = str(project / "src" / "a.py")
+
+    def run(*args: str, source: str = OLD_CALL) -> tuple[int, str, str]:
+        result = CliRunner().invoke(rewrite, list(args), input=source)
+        return result.exit_code, result.stdout, result.stderr
+
+    # The configuration is the one above the named file (target executorch) ...
+    code, out, _ = run("--stdin-filename", name)
+    assert code == 0 and "QnnManagerContext(" in out and "qnn_passes" not in out
+    code, out, _ = run("--stdin-filename", name, "-")  # "-" may be given too
+    assert "QnnManagerContext(" in out
+    # ... control: without the name, the current directory's (none: the default target).
+    code, out, _ = run("-")
+    assert code == 0 and "qnn_passes" in out
+    # Messages name the file.
+    code, _, err = run("--check", "-v", "--stdin-filename", name, source=UNFIXABLE)
+    assert code == 0 and f"{name}:5:12: QM101 " in err
+    code, _, err = run("--check", "-v", "-", source=UNFIXABLE)
+    assert "-:5:12: QM101 " in err  # control
+    # --force-exclude applies the exclusions to it: printed back as it was.
+    generated = str(project / "generated" / "g.py")
+    code, out, err = run("--force-exclude", "--stdin-filename", generated)
+    assert code == 0 and out == OLD_CALL and err == ""
+    code, out, _ = run("--stdin-filename", generated)  # control: not forced, rewritten
+    assert code == 0 and out != OLD_CALL and "QnnManagerContext(" in out
+    # It names standard input only.
+    code, _, err = run("--stdin-filename", name, str(project))
+    assert code == 2 and "--stdin-filename names standard input" in err
