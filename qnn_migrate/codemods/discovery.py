@@ -388,7 +388,7 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
                 if ignores and _ignored(ignores, entry_absolute, True):
                     continue
                 subdirectories.append((entry.path, entry_absolute, rel, ignores))
-            elif name.endswith(".py"):
+            elif name.endswith((".py", ".ipynb")):
                 if pattern_excluded(name, entry_absolute):
                     continue
                 if ignores and _ignored(ignores, entry_absolute, False):

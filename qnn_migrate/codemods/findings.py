@@ -197,6 +197,11 @@ UNUSED_IMPORT_KEPT = Reason(
     "ExecuTorch removes the function: migrate the code that gets the name through this "
     "module, then remove the import",
 )
+IPYTHON_MENTION = Reason(
+    "QM210",
+    f"a notebook's IPython line (a magic, a shell escape) or cell magic names {OLD}; IPython "
+    "syntax is not rewritten. Rewrite it by hand, or move the call into a plain Python line",
+)
 NESTED = Reason(
     "QM105",
     f"this {OLD} call has another one inside its arguments; rewrite the inner call into a "
@@ -230,6 +235,10 @@ DIRECTORY_UNREADABLE = Reason("QM905", "directory cannot be read ({error})")
 LINK_LOOP = Reason("QM906", "is a symbolic link loop (it resolves to itself); skipped")
 IGNORE_FILE_UNREADABLE = Reason("QM907", "cannot be read ({error}); its rules not applied")
 BROKEN_LINK = Reason("QM908", "is a symbolic link to a path that does not exist; skipped")
+NOT_A_NOTEBOOK = Reason(
+    "QM910",
+    "cannot be processed as a Jupyter notebook ({error}); skipped, left as it was",
+)
 NOT_A_FILE = Reason(
     "QM909",
     "is {what}, not a regular file; skipped (reading it could wait for ever). Remove it, "

@@ -28,14 +28,20 @@ class Site(NamedTuple):
     kind: Kind
     reason: str
     code: str = ""  # the reason's stable code (QM101); sites are counted per code when folded
+    cell: int = 0  # in a notebook: the code cell (from 1) that line and column are in
 
     def render(self) -> str:
-        """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics."""
+        """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics
+        (``path:cell N:line:col: ...`` in a notebook, as ruff's)."""
         prefix = {"error": "error: ", "info": "info: ", "suppressed": "suppressed: "}.get(
             self.kind, ""
         )
         code = f"{self.code} " if self.code else ""
-        return f"{self.path}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
+        return f"{self.where()}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
+
+    def where(self) -> str:
+        """The path, and the cell in a notebook."""
+        return f"{self.path}:cell {self.cell}" if self.cell else self.path
 
 
 class RunReport:
@@ -129,6 +135,7 @@ def as_json(report: RunReport) -> str:
             "sites": [
                 {
                     "path": s.path,
+                    **({"cell": s.cell} if s.cell else {}),  # a notebook's code cell, from 1
                     "line": s.line,
                     "column": s.column,
                     "kind": s.kind,
@@ -184,6 +191,8 @@ def github(report: RunReport, base: str | None = None) -> list[str]:
             )
         )
         message = f"{s.code} {s.reason}" if s.code else s.reason
+        if s.cell:
+            message = f"cell {s.cell}: {message}"
         lines.append(f"::{level[s.kind]} {properties}::{escape_data(message)}")
     return lines
 

@@ -394,7 +394,7 @@ def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
     by_id = {hook["id"]: hook for hook in hooks}
     assert set(by_id) == {"qnn-migrate-check", "qnn-migrate-fix"}
     for hook in hooks:
-        assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]
         assert hook["require_serial"] is True  # one process: the run parallelises itself
         assert "--force-exclude" in shlex.split(hook["entry"])
     staged = tmp_path / "staged.py"
