@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from docs.examples import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -223,6 +224,23 @@ def test_a_clone_without_symlinks_builds_a_complete_wheel_that_rewrites(tmp_path
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "to_edge_transform_and_lower(" in example.read_text(encoding="utf-8")
+
+    # The clone's README example: its "before" block, rewritten by the wheel's command, is
+    # its "after" block, byte for byte.
+    (readme,) = examples((clone / "README.md").read_text(encoding="utf-8"), "README.md")
+    headline = tmp_path / "headline" / "lower.py"
+    headline.parent.mkdir()
+    headline.write_text(readme.before, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "qnn_migrate", "rewrite", *readme.args, str(headline)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=headline.parent,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert headline.read_text(encoding="utf-8") == readme.after
     where = subprocess.run(
         [sys.executable, "-c", "import qnn_migrate.codemods as m; print(m.__file__)"],
         capture_output=True,
