@@ -832,3 +832,36 @@ def test_stdin_filename_finds_the_config_names_the_file_and_is_excluded_as_ruff_
     # It names standard input only.
     code, _, err = run("--stdin-filename", name, str(project))
     assert code == 2 and "--stdin-filename names standard input" in err
+
+
+def test_libcst_tool_writes_what_qnn_migrate_writes_at_the_projects_line_length(
+    tmp_path: Path,
+) -> None:
+    """docs/rewrite.md says both give the same output: 707dc17's libcst command ignored
+    [tool.ruff] line-length (always 88), so on a project with another length they differed."""
+    source = (ROOT / "examples" / "lowering_utils.py").read_text()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n")
+    ours, theirs = project / "ours.py", project / "theirs.py"
+    ours.write_text(source)
+    theirs.write_text(source)
+    code, _, _ = _invoke("--no-cache", str(ours))
+    assert code == 0
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "libcst.tool", "codemod", "--no-format", "--hide-progress"),
+            *("-x", "qnn_migrate.codemods.rules.lower_to_qnn.RewriteLowerToQnn", str(theirs)),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert theirs.read_text() == ours.read_text()
+    # Control: the length matters for this file (at 88 the rewrite differs).
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    ours.write_text(source)
+    _invoke("--no-cache", str(ours))
+    assert ours.read_text() != theirs.read_text()
