@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import email
+import email.message
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -304,3 +309,146 @@ def test_the_top_level_part_folders_are_only_links_into_qnn_migrate() -> None:
         # A checkout without symlink support (core.symlinks=false) has the link's text instead.
         target = os.readlink(link) if link.is_symlink() else link.read_text(encoding="utf-8")
         assert target == f"qnn_migrate/{name}", f"{name} must be a link into qnn_migrate/"
+
+
+def _metadata(wheel: Path) -> email.message.Message:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return email.message_from_bytes(archive.read(name))
+
+
+def _wheel_files(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def _git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=True, cwd=cwd, timeout=120
+    ).stdout.strip()
+
+
+@pytest.mark.xdist_group("packaging")
+def test_the_version_names_the_commit_from_a_clone_an_archive_and_an_sdist(
+    tmp_path: Path,
+) -> None:
+    """setuptools-scm: 0.1.devN+g<commit>, from a clone (without symlinks), from `git archive`
+    (GitHub's tarballs: .git_archival.txt), from an sdist; 0.0 where nothing says (a copy of
+    the files without .git), and the build still works there."""
+    head = _git("rev-parse", "HEAD")
+    clone = tmp_path / "clone"
+    _git("-c", "core.symlinks=false", "clone", "--quiet", str(ROOT), str(clone))
+
+    def commit_of(wheel: Path) -> str:
+        version = _metadata(wheel)["Version"]
+        assert re.fullmatch(r"0\.1\.dev\d+\+g[0-9a-f]{7,40}", version), version
+        return version.split("+g", 1)[1]
+
+    wheel = _build_wheel(clone, tmp_path / "clone-dist")
+    assert head.startswith(commit_of(wheel))
+    passes = _build_wheel(clone / "qnn-passes", tmp_path / "clone-dist", "qnn_passes")
+    assert _metadata(passes)["Version"] == _metadata(wheel)["Version"]  # one commit, one version
+
+    # `qnn-migrate --version` says it.
+    site = tmp_path / "site"
+    _install_wheel(wheel, site)
+    shown = subprocess.run(
+        [sys.executable, "-m", "qnn_migrate", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert shown.stdout.strip() == f"qnn-migrate, version {_metadata(wheel)['Version']}"
+
+    # A GitHub archive: no .git, the commit filled into .git_archival.txt by git.
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    tar = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], capture_output=True, check=True, cwd=ROOT
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(archive)], input=tar, check=True)
+    assert not (archive / ".git").exists()
+    assert head.startswith(commit_of(_build_wheel(archive, tmp_path / "archive-dist")))
+
+    # An sdist keeps its version in PKG-INFO; its wheel has the same.
+    sdist_dir = tmp_path / "sdist"
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from setuptools import build_meta as b; import sys; print(b.build_sdist(sys.argv[1]))",
+            str(sdist_dir),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=clone,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    unpacked = tmp_path / "sdist-unpacked"
+    with tarfile.open(sdist_dir / built.stdout.strip().splitlines()[-1]) as sdist:
+        names = sdist.getnames()
+        sdist.extractall(unpacked, filter="data")
+    assert any(n.endswith("/LICENSE") for n in names)
+    (source,) = unpacked.iterdir()
+    assert head.startswith(commit_of(_build_wheel(source, tmp_path / "sdist-dist")))
+
+    # No git metadata at all: the fallback, and a wheel all the same.
+    plain = tmp_path / "plain"
+    shutil.copytree(archive, plain)
+    (plain / ".git_archival.txt").write_text("node: $Format:%H$\n")  # as an unfilled copy
+    fallback = _build_wheel(plain, tmp_path / "plain-dist")
+    assert _metadata(fallback)["Version"] == "0.0"
+
+
+@pytest.mark.xdist_group("packaging")
+def test_the_wheels_carry_the_license_urls_and_classifiers(tmp_path: Path) -> None:
+    tree = _copy_of_the_tree(tmp_path / "tree")
+    assert (ROOT / "LICENSE").read_bytes() == (ROOT / "qnn-passes" / "LICENSE").read_bytes()
+    assert "Copyright (c) 2026, qnn-migrate contributors" in (ROOT / "LICENSE").read_text()
+    for source, name in ((tree, "qnn_migrate"), (tree / "qnn-passes", "qnn_passes")):
+        wheel = _build_wheel(source, tmp_path / "dist", name)
+        meta = _metadata(wheel)
+        assert meta["License-Expression"] == "BSD-3-Clause"
+        assert meta.get_all("License-File") == ["LICENSE"]
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in _wheel_files(wheel))
+        urls = meta.get_all("Project-URL") or []
+        assert any(u.startswith("Repository, https://github.com/") for u in urls), urls
+        assert "Programming Language :: Python :: 3.11" in (meta.get_all("Classifier") or [])
+        assert meta["Author"] == "qnn-migrate contributors" or "qnn-migrate contributors" in (
+            meta.get("Author-email") or meta.get("Author") or ""
+        )
+        assert f"{name}/py.typed" in _wheel_files(wheel)
+
+
+@pytest.mark.xdist_group("packaging")
+def test_the_runtime_library_depends_on_the_torch_stack_only(tmp_path: Path) -> None:
+    """What a project that ships rewritten code adds to its requirements: qnn-passes alone
+    brings neither the rewrite tool (libcst, click, pathspec) nor the bot (PyGithub...)."""
+    tree = _copy_of_the_tree(tmp_path / "tree")
+    wheel = _build_wheel(tree / "qnn-passes", tmp_path / "dist", "qnn_passes")
+    requires = {
+        re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0].lower()
+        for r in _metadata(wheel).get_all("Requires-Dist") or []
+    }
+    assert requires == {"torch", "executorch", "torchao"}
+    # Control: the tool's own wheel does bring them.
+    tool = _metadata(_build_wheel(tree, tmp_path / "dist"))
+    tool_requires = " ".join(tool.get_all("Requires-Dist") or [])
+    assert "libcst" in tool_requires and "click" in tool_requires and "PyGithub" in tool_requires
+    # And nothing of qnn_passes imports the tool or click.
+    for module in (tree / "qnn-passes" / "qnn_passes").glob("*.py"):
+        imports = ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+        for node in imports:
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for imported in names:
+                top = imported.split(".")[0]
+                assert top not in {"qnn_migrate", "click", "libcst", "github"}, (module, imported)
