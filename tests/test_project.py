@@ -7,6 +7,7 @@ import email
 import email.message
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -338,6 +339,7 @@ def test_the_version_names_the_commit_from_a_clone_an_archive_and_an_sdist(
     head = _git("rev-parse", "HEAD")
     clone = tmp_path / "clone"
     _git("-c", "core.symlinks=false", "clone", "--quiet", str(ROOT), str(clone))
+    _git("config", "core.symlinks", "false", cwd=clone)  # as Git for Windows keeps it
 
     def commit_of(wheel: Path) -> str:
         version = _metadata(wheel)["Version"]
@@ -452,3 +454,111 @@ def test_the_runtime_library_depends_on_the_torch_stack_only(tmp_path: Path) -> 
             for imported in names:
                 top = imported.split(".")[0]
                 assert top not in {"qnn_migrate", "click", "libcst", "github"}, (module, imported)
+
+
+def _lock(text: str) -> dict[str, tuple[str, str | None]]:
+    """constraints.txt's pins: normalized name -> (version, marker or None)."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            requirement = Requirement(line)
+            (specifier,) = requirement.specifier
+            assert specifier.operator == "==", line
+            marker = str(requirement.marker) if requirement.marker else None
+            pins[canonicalize_name(requirement.name)] = (specifier.version, marker)
+    return pins
+
+
+def _lock_inputs(root: Path) -> str:
+    namespace = runpy.run_path(str(ROOT / ".ci" / "lock-inputs"))
+    return str(namespace["inputs"](root))
+
+
+def test_the_lock_was_made_from_these_pyproject_files() -> None:
+    """constraints.txt records the digest of the dependencies it was resolved from."""
+    header = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    (recorded,) = re.findall(r"^# inputs: (\S+)$", header, flags=re.M)
+    assert recorded == _lock_inputs(ROOT), (
+        "constraints.txt is stale: a dependency in pyproject.toml or qnn-passes/pyproject.toml "
+        "changed since it was generated; run .ci/lock, then the suite"
+    )
+
+
+def test_the_lock_digest_follows_a_dependency_change(tmp_path: Path) -> None:
+    """Control: a moved floor gives another digest."""
+    for name in ("pyproject.toml", "qnn-passes/pyproject.toml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    before = _lock_inputs(tmp_path)
+    text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(text.replace('"libcst>=', '"libcst>=0', 1))
+    assert _lock_inputs(tmp_path) != before
+
+
+def _needed(
+    roots: dict[str, set[str]],
+) -> dict[str, str]:
+    """Every installed distribution the project needs (from ``roots``: name -> extras, through
+    the installed metadata's requirements, markers evaluated here), with its version."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, str] = {}
+    todo = [(name, extras) for name, extras in roots.items()]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, frozenset(extras)) in seen:
+            continue
+        seen.add((name, frozenset(extras)))
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # not installed here (torch on a core venv): nothing to compare
+        found[canonicalize_name(name)] = dist.version
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            environments = [{"extra": e} for e in extras] or [{"extra": ""}]
+            if requirement.marker is None or any(
+                requirement.marker.evaluate(env) for env in environments
+            ):
+                todo.append((requirement.name, set(requirement.extras)))
+    return found
+
+
+def _stale_pins(lock: dict[str, tuple[str, str | None]], needed: dict[str, str]) -> list[str]:
+    from packaging.utils import canonicalize_name
+
+    ours = {canonicalize_name("qnn-migrate"), canonicalize_name("qnn-passes")}
+    problems = []
+    for name, version in sorted(needed.items()):
+        if name in ours:
+            continue
+        if name not in lock:
+            problems.append(f"{name} {version} is installed and needed, not pinned")
+        elif lock[name][0] != version.split("+")[0]:  # 2.13.0+cpu is 2.13.0's local build
+            problems.append(f"{name}: installed {version}, pinned {lock[name][0]}")
+    return problems
+
+
+def test_every_package_the_project_needs_here_is_pinned_at_the_installed_version() -> None:
+    """Offline, what the resolver needs: every installed distribution the project reaches (its
+    extras' requirements and theirs) is in constraints.txt at the version installed, as CI
+    installs with -c constraints.txt (707dc17's file lacked 19 of the 3.12 core install's)."""
+    lock = _lock((ROOT / "constraints.txt").read_text(encoding="utf-8"))
+    needed = _needed({"qnn-migrate": {"bot", "passes", "test", "test-qnn"}, "qnn-passes": set()})
+    assert {"libcst", "click", "pytest"} <= needed.keys()
+    assert _stale_pins(lock, needed) == []
+    # Control: a pin that moved, and one that is missing, are both found.
+    moved = {**lock, "click": ("0.0.1", None)}
+    del moved["pathspec"]
+    assert _stale_pins(moved, needed) == [
+        f"click: installed {needed['click']}, pinned 0.0.1",
+        f"pathspec {needed['pathspec']} is installed and needed, not pinned",
+    ]

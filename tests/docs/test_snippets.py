@@ -29,7 +29,9 @@ def test_the_readme_uses_these_placeholders() -> None:
     assert "`<owner>`: the GitHub owner" in readme and "`<sha>`: a full commit SHA" in readme
 
 
-@pytest.mark.parametrize("name", ["README.md", "docs/rewrite.md", "docs/adopting.md", "docs/bot.md"])
+@pytest.mark.parametrize(
+    "name", ["README.md", "docs/rewrite.md", "docs/adopting.md", "docs/bot.md"]
+)
 def test_every_yaml_block_of_the_docs_loads(name: str) -> None:
     for block in _yaml_blocks(name):
         yaml.safe_load(block)
