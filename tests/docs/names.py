@@ -233,14 +233,21 @@ def _defined(module: Path) -> dict[str, set[str]]:
 @cache
 def words(root: Path) -> frozenset[str]:
     """Every word of every tracked file of ``root`` that is not markdown."""
-    listed = subprocess.run(
+    listing = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         capture_output=True,
-        check=True,
         cwd=root,
-    ).stdout.decode()
+    )
+    if listing.returncode == 0:
+        names = list(filter(None, listing.stdout.decode().split("\0")))
+    else:  # not a git checkout (an unpacked archive): every file but the virtualenvs'
+        names = [
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if not any(part.startswith((".venv", ".git")) for part in p.relative_to(root).parts)
+        ]
     found: set[str] = set()
-    for name in filter(None, listed.split("\0")):
+    for name in names:
         path = root / name
         if name.endswith(".md") or name.startswith(OWN_FILES):
             continue
