@@ -248,6 +248,8 @@ def words(root: Path) -> frozenset[str]:
         ]
     found: set[str] = set()
     for name in names:
+        if name.startswith(".venv"):
+            continue  # a virtualenv .ci/run made in the checkout
         path = root / name
         if name.endswith(".md") or name.startswith(OWN_FILES):
             continue
