@@ -605,6 +605,8 @@ def test_the_documented_pre_commit_snippet_and_action_inputs_exist() -> None:
     for doc in (ROOT / "README.md", ROOT / "docs" / "rewrite.md"):
         for block in _blocks(doc, "yaml"):
             data = yaml.safe_load(block.replace("<", "").replace(">", ""))
+            if isinstance(data, dict) and "repos" in data:  # a whole .pre-commit-config.yaml
+                data = data["repos"]
             for repo in data if isinstance(data, list) else []:
                 if "hooks" in repo:
                     snippets += 1
