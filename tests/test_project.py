@@ -401,7 +401,7 @@ def test_the_version_names_the_commit_from_a_clone_an_archive_and_an_sdist(
     plain = tmp_path / "plain"
     # (the archive's own build left an egg-info with its version behind: not copied)
     shutil.copytree(archive, plain, ignore=shutil.ignore_patterns("*.egg-info", "build"))
-    (plain / ".git_archival.txt").write_text("node: $Format:%H$\n")  # as an unfilled copy
+    shutil.copy(ROOT / ".git_archival.txt", plain)  # unfilled, as a copy of the files has it
     fallback = _build_wheel(plain, tmp_path / "plain-dist")
     assert _metadata(fallback)["Version"] == "0.0"
 
