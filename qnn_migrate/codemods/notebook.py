@@ -35,7 +35,9 @@ _MAGIC_MARK = "pass  # qnn-migrate: IPython line {}"
 _MARK_LINE = re.compile(r"^[ \t]*pass  # qnn-migrate: IPython line (\d+)$")
 # A line IPython transforms before Python sees it: a line magic, a shell escape, a help
 # request, or an assignment from a magic or shell escape (`files = !ls`).
-_IPYTHON_LINE = re.compile(r"^\s*(?:[%!?]|[\w.,\s\[\]()*]+=\s*[%!])|\?\s*$")
+_IPYTHON_LINE = re.compile(
+    r"^\s*(?:[%!]|\?{1,2}\s*[\w.]|[\w.]+\?{1,2}\s*$|[\w.,\s\[\]()*]+=\s*[%!])"
+)
 
 
 @dataclass(frozen=True)

@@ -173,3 +173,15 @@ def test_a_notebook_on_standard_input_by_its_name(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert "to_edge_transform_and_lower(" in "".join(_sources(json.loads(result.stdout)))
+
+
+def test_only_ipython_lines_are_kept_from_the_rule(tmp_path: Path) -> None:
+    """A help request (`obj?`) is IPython's; a Python line whose comment ends in "?" is not."""
+    path = tmp_path / "q.ipynb"
+    _write(
+        path,
+        _notebook(_code(f"{IMPORT}\nedge = {OLD}(m, (x,), s)  # why?\n{OLD}?")),
+    )
+    code, out, _ = _invoke("--check", "--json", str(path))
+    sites = [(s["line"], s["kind"], s["code"]) for s in json.loads(out)["sites"]]
+    assert code == 1 and sites == [(2, "rewritten", "QM001"), (3, "unfixable", "QM210")]
