@@ -3,5 +3,7 @@
 The installed package holds the tools: ``qnn_migrate.cli`` (the ``qnn-migrate`` command),
 ``qnn_migrate.codemods`` (the rewrite, from the repository's ``codemods/``) and
 ``qnn_migrate.bot`` (the device-test bot, from ``bot/``). The runtime library that rewritten
-code imports is the separate top-level package ``qnn_passes``.
+code imports, ``qnn_passes``, is a distribution of its own, ``qnn-passes`` (the repository's
+``qnn-passes/``). The version (``qnn-migrate --version``) comes from git: the commit the
+package was built from.
 """

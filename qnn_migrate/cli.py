@@ -30,9 +30,23 @@ class Part:
 # so this is the one text that says how to add an extra; `qnn-migrate passes` uses it too.
 EXTRA_MISSING = (
     "qnn-migrate {command} needs the [{extra}] extra ({missing} is not installed). "
-    "From a clone of qnn-migrate: pip install -e '.[{extra}]'; from its repository: "
-    'pip install "qnn-migrate[{extra}] @ git+https://github.com/<owner>/qnn-migrate@<sha>"'
+    "From a clone of qnn-migrate: pip install {clone}; from its repository: pip install {git}"
 )
+REPOSITORY = "git+https://github.com/<owner>/qnn-migrate@<sha>"
+# The [passes] extra is the torch stack; the runtime library, qnn-passes, is a project of its
+# own in the repository's qnn-passes/ folder, on no index, so it is named by its path or URL.
+_INSTALL_LINES = {
+    "passes": (
+        "-e ./qnn-passes -e '.[passes]'",
+        f'"qnn-passes @ {REPOSITORY}#subdirectory=qnn-passes" "qnn-migrate[passes] @ {REPOSITORY}"',
+    ),
+}
+
+
+def install_lines(extra: str) -> tuple[str, str]:
+    """pip's arguments that add ``extra``: from a clone, and from the repository's URL."""
+    return _INSTALL_LINES.get(extra, (f"-e '.[{extra}]'", f'"qnn-migrate[{extra}] @ {REPOSITORY}"'))
+
 
 # Each part of the project owns its own entry here; keep them sorted by name.
 COMMANDS: dict[str, Part] = {
@@ -49,11 +63,11 @@ COMMANDS: dict[str, Part] = {
         "List and show the QNN test matrices, SoCs and backends.",
     ),
     "passes": Part(
-        "qnn_passes.cli",
+        "qnn_migrate.passes_cli",
         "passes",
         "Inspect the QNN pass pipeline (needs the [passes] extra).",
         "passes",
-        ("torch", "executorch", "torchao"),
+        ("qnn_passes", "torch", "executorch", "torchao"),
     ),
     "rewrite": Part(
         "qnn_migrate.codemods.cli",
@@ -71,7 +85,8 @@ def extra_missing(command: str, extra: str, needs: Iterable[str], exc: ImportErr
     missing = (exc.name or "").split(".")[0]
     if missing not in needs:
         return None
-    return EXTRA_MISSING.format(command=command, extra=extra, missing=missing)
+    clone, git = install_lines(extra)
+    return EXTRA_MISSING.format(command=command, extra=extra, missing=missing, clone=clone, git=git)
 
 
 class LazyGroup(click.Group):

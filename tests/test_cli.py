@@ -42,10 +42,16 @@ for path in [[], *walk(main, [])]:
     helps[" ".join(path)] = [result.exit_code, result.output + repr(result.exception)]
 print(json.dumps(helps))
 """
-INSTALL_FROM_A_CLONE = "From a clone of qnn-migrate: pip install -e '.[{extra}]'"
-INSTALL_FROM_GIT = (
-    'pip install "qnn-migrate[{extra}] @ git+https://github.com/<owner>/qnn-migrate@<sha>"'
-)
+INSTALL_FROM_A_CLONE = {
+    "bot": "From a clone of qnn-migrate: pip install -e '.[bot]'",
+    "passes": "From a clone of qnn-migrate: pip install -e ./qnn-passes -e '.[passes]'",
+}
+REPOSITORY = "git+https://github.com/<owner>/qnn-migrate@<sha>"
+INSTALL_FROM_GIT = {
+    "bot": f'pip install "qnn-migrate[bot] @ {REPOSITORY}"',
+    "passes": f'pip install "qnn-passes @ {REPOSITORY}#subdirectory=qnn-passes" '
+    f'"qnn-migrate[passes] @ {REPOSITORY}"',
+}
 
 
 def _python(
@@ -71,8 +77,8 @@ def _assert_names_the_extra(
 ) -> None:
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert f"qnn-migrate {command} needs the [{extra}] extra (" in proc.stderr
-    assert INSTALL_FROM_A_CLONE.format(extra=extra) in proc.stderr
-    assert INSTALL_FROM_GIT.format(extra=extra) in proc.stderr
+    assert INSTALL_FROM_A_CLONE[extra] in proc.stderr
+    assert INSTALL_FROM_GIT[extra] in proc.stderr
     assert f"pip install 'qnn-migrate[{extra}]'" not in proc.stderr  # no registry has it
     assert "Traceback" not in proc.stderr
 

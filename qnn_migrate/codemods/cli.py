@@ -26,7 +26,7 @@ from qnn_migrate.codemods.deprecations import (
     lower_to_qnn,
     target_names,
 )
-from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover
+from qnn_migrate.codemods.discovery import DEFAULT_EXCLUDES, Selection, discover, excluded
 from qnn_migrate.codemods.options import RuleOptions
 from qnn_migrate.codemods.output import Mode, RunReport
 
@@ -42,16 +42,19 @@ PROGRESS_MIN_FILES = 200  # smaller trees finish before a bar would be useful
 EPILOG = """\b
 Exit codes (the highest that applies wins: 3 over 1 over 0):
   0  done (with --check: nothing to change)
-  1  --check only: some files would change
+  1  --check or --diff: some files would change
   2  usage error (bad option, missing path, bad [tool.qnn-migrate])
   3  some files could not be processed (unreadable, not UTF-8 or their
      declared encoding, not valid Python, a directory that cannot be
-     read, a symbolic link loop); they were left untouched, every other
-     file was processed
+     read, a symbolic link loop, a FIFO or other file that is not a
+     regular file); they were left untouched, every other file was
+     processed
 
 \b
 Every site reported carries a stable code (QM101 ...): match the code,
-not the wording; docs/rewrite.md lists each with an example.
+not the wording; --explain CODE prints what it means and what to do.
+A comment "# noqa: CODE" (or a bare "# noqa") on a site's line
+suppresses it; on a call's line it keeps the call as it is.
 
 \b
 Configuration: [tool.qnn-migrate] in the nearest pyproject.toml above
@@ -59,6 +62,20 @@ the paths (target, exclude, extend-exclude, jobs, respect-gitignore,
 force-exclude); flags win over it. Also: python -m qnn_migrate rewrite.
 Shell completion: eval "$(_QNN_MIGRATE_COMPLETE=bash_source qnn-migrate)".
 """
+
+
+def _explain(ctx: click.Context, _: click.Parameter, code: str | None) -> None:
+    """``--explain CODE``: print the code's page (``codemods/codes.py``) and stop."""
+    if code is None or ctx.resilient_parsing:
+        return
+    from qnn_migrate.codemods import codes
+
+    try:
+        click.echo(codes.page(code))
+    except KeyError:
+        known = ", ".join(codes.every_code())
+        raise click.BadParameter(f"no code {code!r}; the codes are {known}") from None
+    ctx.exit(EXIT_OK)
 
 
 class ConfigurationError(click.ClickException):
@@ -72,8 +89,30 @@ class ConfigurationError(click.ClickException):
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option(
+    "--explain",
+    metavar="CODE",
+    expose_value=False,
+    is_eager=True,
+    callback=_explain,
+    help="Print what a code (QM101, ...) means, an example and what to do; then exit "
+    "(ruff's `ruff rule`).",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    default=None,
+    help="Standard input's file name (PATH may then be - or left out): the configuration "
+    "is found from it, messages name it, and --force-exclude applies the exclusions to it "
+    "(an excluded file is printed back unchanged), as ruff's option does.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff; write nothing; exit 1 if any file would change (as ruff).",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option(
     "--output-format",
@@ -186,6 +225,7 @@ def rewrite(
     use_cache: bool,
     cache_dir: str | None,
     progress: bool | None,
+    stdin_filename: str | None,
 ) -> None:
     """Rewrite to_edge_transform_and_lower_to_qnn calls to to_edge_transform_and_lower.
 
@@ -194,6 +234,14 @@ def rewrite(
     that cannot be rewritten safely are left alone and counted per reason (-v lists each as
     path:line:col: reason).
     """
+    if stdin_filename is not None:
+        if paths not in ((), ("-",)):
+            raise click.UsageError(
+                "--stdin-filename names standard input: give - (or no PATH), not other paths"
+            )
+        paths = ("-",)
+    elif not paths:
+        raise click.UsageError("Missing argument 'PATH...': a file, a directory, or -")
     if as_json and output_format not in (None, "json"):
         raise click.UsageError(f"--json and --output-format {output_format} disagree; use one")
     fmt = "json" if as_json else output_format or "text"
@@ -214,7 +262,10 @@ def rewrite(
     if missing:
         raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
     try:
-        found_config = configuration.find(configuration.start_directory(paths), target_names())
+        found_config = configuration.find(
+            configuration.start_directory([stdin_filename] if stdin_filename else paths),
+            target_names(),
+        )
     except configuration.ConfigError as error:
         raise ConfigurationError(str(error)) from None
     options = runner.RunOptions(
@@ -238,23 +289,27 @@ def rewrite(
         roots=tuple(paths),
     )
     report = RunReport(mode=mode, target=options.rule.target)
+    selection = Selection(
+        root=found_config.root,
+        exclude=exclude
+        or (DEFAULT_EXCLUDES if found_config.exclude is None else found_config.exclude),
+        extend_exclude=(*found_config.extend_exclude, *extend_exclude),
+        respect_gitignore=_first(respect_gitignore, found_config.respect_gitignore, True),
+        force_exclude=_first(force_exclude, found_config.force_exclude, False),
+    )
     if paths == ("-",):
         data = sys.stdin.buffer.read()
-        outcome, new = runner.process_stdin(data, options)
+        if stdin_filename and selection.force_exclude and excluded(stdin_filename, selection):
+            if mode == "write" and fmt == "text":
+                sys.stdout.buffer.write(data)  # as ruff: an excluded file comes back as it was
+            sys.exit(EXIT_OK)
+        outcome, new = runner.process_stdin(data, options, stdin_filename or "-")
         runner.add_to(report, outcome)
         if mode == "write" and fmt == "text":
             sys.stdout.buffer.write(data if new is None else new)
         elif mode == "diff":
             sys.stdout.write(outcome.diff)
     else:
-        selection = Selection(
-            root=found_config.root,
-            exclude=exclude
-            or (DEFAULT_EXCLUDES if found_config.exclude is None else found_config.exclude),
-            extend_exclude=(*found_config.extend_exclude, *extend_exclude),
-            respect_gitignore=_first(respect_gitignore, found_config.respect_gitignore, True),
-            force_exclude=_first(force_exclude, found_config.force_exclude, False),
-        )
         found = discover(paths, selection)
         report.links = found.links
         runner.path_errors(report, found.errors)
@@ -273,8 +328,8 @@ def rewrite(
     errors = report.of_kind("error")
     if errors:
         sys.exit(EXIT_FILE_ERRORS)
-    if check and report.changed:
-        sys.exit(EXIT_CHANGES_NEEDED)
+    if (check or show_diff) and report.changed:
+        sys.exit(EXIT_CHANGES_NEEDED)  # as ruff's --diff: a diff to show is a change needed
     sys.exit(EXIT_OK)
 
 

@@ -14,7 +14,8 @@ above it that ignores it (or a directory above it) is not applied below it. File
 the command line are always taken unless ``force_exclude`` is set.
 
 Nothing is skipped silently: a directory that cannot be read, a symbolic link that loops,
-and an explicit path that cannot be resolved are returned as errors. Symbolic links below a
+an explicit path that cannot be resolved, and a ``*.py`` that is not a regular file (a FIFO,
+whose reading would wait for ever for a writer; a socket; a device) are returned as errors. Symbolic links below a
 PATH are not followed (a link could lead out of the tree, or make the run write through it);
 they are listed in ``links`` for ``-v``.
 """
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.files import kind_of, read
 from qnn_migrate.codemods.findings import Reason
 
 if TYPE_CHECKING:
@@ -151,13 +153,13 @@ _ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec starts a line that has no leading o
 
 def _read_ignore(path: str, base: str, errors: list[tuple[str, Reason]]) -> _Ignore | None:
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            lines = handle.read().splitlines()
+        data, _ = read(path)  # a FIFO is refused, not waited on
     except (FileNotFoundError, NotADirectoryError):
         return None  # NotADirectoryError: `.git` is a file in a git worktree or submodule
     except OSError as error:
         errors.append((path, findings.IGNORE_FILE_UNREADABLE.format(error=error.strerror or error)))
         return None
+    lines = data.decode("utf-8", errors="surrogateescape").splitlines()
     import pathspec
 
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
@@ -290,6 +292,12 @@ class _Matcher:
         )
 
 
+def excluded(path: str, selection: Selection) -> bool:
+    """Whether ``--force-exclude`` leaves ``path`` out: an exclusion pattern matches it or a
+    directory between it and the project root, or git ignores it (``--stdin-filename``)."""
+    return _Matcher(selection).excluded(path)
+
+
 def discover(paths: Sequence[str], selection: Selection) -> Found:
     """The Python files under ``paths``, each once, in a stable order, and the errors met."""
     found = Found()
@@ -297,9 +305,13 @@ def discover(paths: Sequence[str], selection: Selection) -> Found:
     seen: set[str] = set()
     for given in paths:
         try:
-            os.stat(given)
+            status = os.stat(given)
         except OSError as error:
             found.errors.append((given, _unresolvable(given, error)))
+            continue
+        what = kind_of(status.st_mode)
+        if what is not None:
+            found.errors.append((given, findings.NOT_A_FILE.format(what=what)))
             continue
         if not os.path.isdir(given):
             if selection.force_exclude and matcher.excluded(given):
@@ -313,6 +325,14 @@ def discover(paths: Sequence[str], selection: Selection) -> Found:
             continue
         _walk(given, matcher, found, seen)
     return found
+
+
+def _kind(path: str) -> str | None:
+    """What the entry at ``path`` is when it is not a regular file (None: it is one now)."""
+    try:
+        return kind_of(os.lstat(path).st_mode)
+    except OSError:
+        return None  # gone meanwhile: reading it will say so
 
 
 def _unresolvable(path: str, error: OSError) -> Reason:
@@ -368,11 +388,16 @@ def _walk(given: str, matcher: _Matcher, found: Found, seen: set[str]) -> None:
                 if ignores and _ignored(ignores, entry_absolute, True):
                     continue
                 subdirectories.append((entry.path, entry_absolute, rel, ignores))
-            elif name.endswith(".py"):
+            elif name.endswith((".py", ".ipynb")):
                 if pattern_excluded(name, entry_absolute):
                     continue
                 if ignores and _ignored(ignores, entry_absolute, False):
                     continue
+                if not entry.is_file():  # no system call: the directory entry's type
+                    what = _kind(entry.path)
+                    if what is not None:
+                        errors.append((entry.path, findings.NOT_A_FILE.format(what=what)))
+                        continue
                 # No links are followed below a root, so root + relative path is unique.
                 key = f"{real_root}{os.sep}{rel}"
                 if key not in seen:

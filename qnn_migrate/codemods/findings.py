@@ -1,8 +1,9 @@
 """What a rule reports about a file: sites it rewrote and sites it will not touch, with why.
 
 Every reason carries a stable code (``QM101``), as ruff's and torchfix's rules do: tools and
-tests match the code, never the wording, and ``docs/rewrite.md`` lists every code with an
-example. The ranges: ``QM0xx`` a rewritten call, ``QM1xx`` a call the rewrite cannot write,
+tests match the code, never the wording; ``data/codes.toml`` holds each code's page
+(``qnn-migrate rewrite --explain QM101``, and the codes table of docs/rewrite.md). The
+ranges: ``QM0xx`` a rewritten call, ``QM1xx`` a call the rewrite cannot write,
 ``QM2xx`` a mention that is not (or not surely) a call of ExecuTorch's function, ``QM3xx``
 the imports of the old name, ``QM4xx`` other notes, ``QM9xx`` a file or path the run could
 not process. A code is never reused for another meaning.
@@ -29,6 +30,12 @@ class Reason(NamedTuple):
 
 # The rewritten call (what every rewritten site reports).
 REWRITTEN = Reason("QM001", f"{OLD} -> executorch.exir.to_edge_transform_and_lower")
+# A call that a noqa comment (bare, or naming QM001) keeps: reported under the code it suppresses.
+SUPPRESSED_REWRITE = Reason(
+    "QM001",
+    f"{OLD} is not rewritten: a `# noqa` comment on this line suppresses QM001; remove it "
+    "to have the call rewritten",
+)
 
 # User-facing reasons. Each says what was found and what to do next.
 STAR_ARGS = Reason(
@@ -39,7 +46,7 @@ STAR_ARGS = Reason(
 AS_VALUE = Reason(
     "QM201",
     f"{OLD} is {{how}} here, not called, so the rewrite cannot follow it to where it is "
-    "called. Call the replacement there explicitly (see docs/rewrite.md)",
+    "called. Call the replacement there explicitly (qnn-migrate rewrite --explain QM201)",
 )
 PATCH_STRING = Reason(
     "QM209",
@@ -190,6 +197,11 @@ UNUSED_IMPORT_KEPT = Reason(
     "ExecuTorch removes the function: migrate the code that gets the name through this "
     "module, then remove the import",
 )
+IPYTHON_MENTION = Reason(
+    "QM210",
+    f"a notebook's IPython line (a magic, a shell escape) or cell magic names {OLD}; IPython "
+    "syntax is not rewritten. Rewrite it by hand, or move the call into a plain Python line",
+)
 NESTED = Reason(
     "QM105",
     f"this {OLD} call has another one inside its arguments; rewrite the inner call into a "
@@ -223,6 +235,15 @@ DIRECTORY_UNREADABLE = Reason("QM905", "directory cannot be read ({error})")
 LINK_LOOP = Reason("QM906", "is a symbolic link loop (it resolves to itself); skipped")
 IGNORE_FILE_UNREADABLE = Reason("QM907", "cannot be read ({error}); its rules not applied")
 BROKEN_LINK = Reason("QM908", "is a symbolic link to a path that does not exist; skipped")
+NOT_A_NOTEBOOK = Reason(
+    "QM910",
+    "cannot be processed as a Jupyter notebook ({error}); skipped, left as it was",
+)
+NOT_A_FILE = Reason(
+    "QM909",
+    "is {what}, not a regular file; skipped (reading it could wait for ever). Remove it, "
+    "rename it, or exclude it (--extend-exclude)",
+)
 INVALID_OUTPUT = Reason(
     "QM998",
     "internal error: the rewrite {problem}; the file was left unchanged; please report this "

@@ -12,7 +12,9 @@ import os
 from collections import Counter
 from typing import Literal, NamedTuple
 
-Kind = Literal["rewritten", "unfixable", "error", "info"]
+# "suppressed": a finding a noqa comment on its line names (a call it names with QM001 is
+# not rewritten); shown with -v and in JSON, never as an annotation, never in the exit code.
+Kind = Literal["rewritten", "unfixable", "error", "info", "suppressed"]
 Mode = Literal["write", "diff", "check"]
 FORMATS = ("text", "json", "github")
 
@@ -26,12 +28,20 @@ class Site(NamedTuple):
     kind: Kind
     reason: str
     code: str = ""  # the reason's stable code (QM101); sites are counted per code when folded
+    cell: int = 0  # in a notebook: the code cell (from 1) that line and column are in
 
     def render(self) -> str:
-        """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics."""
-        prefix = {"error": "error: ", "info": "info: "}.get(self.kind, "")
+        """``path:line:col: [error: |info: ]CODE message``, as ruff prints its diagnostics
+        (``path:cell N:line:col: ...`` in a notebook, as ruff's)."""
+        prefix = {"error": "error: ", "info": "info: ", "suppressed": "suppressed: "}.get(
+            self.kind, ""
+        )
         code = f"{self.code} " if self.code else ""
-        return f"{self.path}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
+        return f"{self.where()}:{self.line}:{self.column}: {prefix}{code}{self.reason}"
+
+    def where(self) -> str:
+        """The path, and the cell in a notebook."""
+        return f"{self.path}:cell {self.cell}" if self.cell else self.path
 
 
 class RunReport:
@@ -65,6 +75,9 @@ def summary(report: RunReport) -> str:
         f"{_plural(len(report.of_kind('unfixable')), 'site')} left for you",
         _plural(len(report.of_kind("error")), "error"),
     ]
+    suppressed = len(report.of_kind("suppressed"))
+    if suppressed:
+        parts.append(f"{suppressed} suppressed by # noqa")
     return "qnn-migrate rewrite: " + ", ".join(parts)
 
 
@@ -85,6 +98,8 @@ def text(report: RunReport, verbosity: int) -> list[str]:
             lines += [s.render() for s in sites]
         elif sites:
             lines += _folded(sites, kind)
+    if verbosity >= 1:
+        lines += [s.render() for s in report.of_kind("suppressed")]
     if verbosity >= 1:
         lines += [f"{link}: symbolic link, not followed" for link in report.links]
     lines.append(summary(report))
@@ -120,6 +135,7 @@ def as_json(report: RunReport) -> str:
             "sites": [
                 {
                     "path": s.path,
+                    **({"cell": s.cell} if s.cell else {}),  # a notebook's code cell, from 1
                     "line": s.line,
                     "column": s.column,
                     "kind": s.kind,
@@ -163,6 +179,8 @@ def github(report: RunReport, base: str | None = None) -> list[str]:
     }
     lines = []
     for s in report.sites:
+        if s.kind == "suppressed":
+            continue  # the author said so, on that line
         properties = ",".join(
             f"{key}={escape_property(value)}"
             for key, value in (
@@ -173,6 +191,8 @@ def github(report: RunReport, base: str | None = None) -> list[str]:
             )
         )
         message = f"{s.code} {s.reason}" if s.code else s.reason
+        if s.cell:
+            message = f"cell {s.cell}: {message}"
         lines.append(f"::{level[s.kind]} {properties}::{escape_data(message)}")
     return lines
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from qnn_migrate.codemods import files, findings
+from qnn_migrate.codemods import files, findings, noqa, notebook
 from qnn_migrate.codemods.cache import Cache, Entry, content_digest
 from qnn_migrate.codemods.deprecations import lower_to_qnn
 from qnn_migrate.codemods.findings import Reason
@@ -75,6 +75,7 @@ class Outcome(NamedTuple):
     diff: str = ""
     entry: Entry | None = None  # what the cache keeps of it; None: not to be cached
     digest: bytes = b""  # content_digest of the bytes the outcome is about
+    new: bytes | None = None  # a notebook's new bytes (never cached; a .py's are in entry)
 
 
 def _error(path: str, reason: Reason, line: int = 1, column: int = 1) -> Outcome:
@@ -100,14 +101,20 @@ def _syntax_error(text: str, path: str, fallback: Reason) -> Outcome:
     return _error(path, _skipped(fallback))  # newer syntax only libcst rejects
 
 
-def _sites(path: str, result: FileResult) -> tuple[Site, ...]:
-    """The engine's findings and rewritten calls as sites (1-based columns)."""
+def _sites(path: str, result: FileResult, text: str) -> tuple[Site, ...]:
+    """The engine's findings and rewritten calls as sites (1-based columns); a finding whose
+    code a ``# noqa`` comment on its line names (or a bare ``# noqa``) is "suppressed"."""
+    suppressions = noqa.parse(text) if result.unfixable else {}
     sites = [
         Site(
             path,
             u.line,
             u.column + 1,
-            "info" if u.kind == "info" else "unfixable",
+            "suppressed"
+            if noqa.suppresses(suppressions, u.line, u.code)
+            else "info"
+            if u.kind == "info"
+            else "unfixable",
             u.reason,
             u.code,
         )
@@ -134,6 +141,9 @@ def process_text(
     digest = content_digest(data)
     if NEEDLE not in data:
         return Outcome(path, digest=digest, entry=Entry(False, (), None)), None
+    if path.endswith(notebook.SUFFIX):
+        outcome = _process_notebook(data, path, rule, mode)
+        return outcome, outcome.new
     try:
         text, encoding = files.decode(data)
     except ValueError as error:
@@ -151,11 +161,67 @@ def process_text(
         what = f"{type(error).__name__}: {error}"
         return _error(path, findings.INTERNAL_ERROR.format(error=what)), None
     new = result.code.encode(encoding) if result.changed else None
-    outcome = Outcome(path, result.changed, _sites(path, result), digest=digest)
+    outcome = Outcome(path, result.changed, _sites(path, result, text), digest=digest)
     outcome = outcome._replace(entry=_entry(outcome, new))
     if new is not None and mode == "diff":
         outcome = outcome._replace(diff=files.unified_diff(path, text, result.code))
     return outcome, new
+
+
+def _process_notebook(data: bytes, path: str, rule: RuleOptions, mode: Mode) -> Outcome:
+    """A Jupyter notebook (``codemods/notebook.py``); never cached (the cache keeps no
+    cells). The new bytes travel in the outcome's entry-less ``new`` field."""
+    from qnn_migrate.codemods.engine import RewriteError, rewrite_code
+
+    filename = path if path == "-" else os.path.abspath(path)
+
+    def rule_on(text: str) -> tuple[str, bool, list[tuple[int, int, str, str, str]]]:
+        try:
+            result = rewrite_code(text, rule, filename=filename)
+        except RewriteError as error:
+            raise ValueError(error.reason) from None
+        found = [
+            (u.line, u.column, "info" if u.kind == "info" else "unfixable", u.reason, u.code)
+            for u in result.unfixable
+        ]
+        found += [
+            (line, column, "rewritten", findings.REWRITTEN.text, findings.REWRITTEN.code)
+            for line, column in result.rewritten_at
+        ]
+        return result.code, result.changed, found
+
+    result = notebook.rewrite(
+        data, path, rule_on, diff=files.unified_diff if mode == "diff" else None
+    )
+    suppressions: dict[int, noqa.Suppressions] = {}
+    sites = []
+    for f in result.findings:
+        kind = f.kind
+        if kind in ("unfixable", "info") and f.cell:
+            if f.cell not in suppressions:
+                suppressions[f.cell] = noqa.parse(_cell_text(data, f.cell))
+            if noqa.suppresses(suppressions[f.cell], f.line, f.code):
+                kind = "suppressed"
+        sites.append(Site(path, f.line, f.column + 1, kind, f.reason, f.code, f.cell))  # type: ignore[arg-type]
+    sites.sort(key=lambda s: (s.cell, s.line, s.column))
+    return Outcome(
+        path,
+        result.new is not None,
+        tuple(sites),
+        result.diff,
+        None,
+        content_digest(data),
+        result.new,
+    )
+
+
+def _cell_text(data: bytes, number: int) -> str:
+    """The source of code cell ``number`` (from 1) of a notebook that parsed once already."""
+    import json
+
+    cells = [c for c in json.loads(data)["cells"] if c.get("cell_type") == "code"]
+    source = cells[number - 1].get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _entry(outcome: Outcome, new: bytes | None) -> Entry:
@@ -229,19 +295,24 @@ def process_file(
     return _write(path, outcome, new, stat) if mode == "write" else outcome
 
 
-def process_stdin(data: bytes, options: RunOptions) -> tuple[Outcome, bytes | None]:
+def process_stdin(
+    data: bytes, options: RunOptions, name: str = "-"
+) -> tuple[Outcome, bytes | None]:
     """``-``: the outcome for standard input's bytes and the rewritten bytes (None:
-    unchanged). Nothing is written: the caller prints the code."""
+    unchanged). ``name``: what ``--stdin-filename`` calls it (the report and the rule use it).
+    Nothing is written: the caller prints the code."""
     tell = options.file_progress
     long = tell is not None and len(data) >= LONG_FILE
     with _collected_after():
         mode: Mode = "diff" if options.mode == "diff" else "check"
         return process_text(
-            data, "-", options.rule, mode, functools.partial(tell, "-") if tell and long else None
+            data, name, options.rule, mode, functools.partial(tell, name) if tell and long else None
         )
 
 
 def _cannot_read(error: OSError) -> Reason:
+    if isinstance(error, files.NotARegularFile):
+        return findings.NOT_A_FILE.format(what=error.what)
     return findings.CANNOT_READ.format(error=error.strerror or error)
 
 

@@ -6,8 +6,9 @@ visit rebuilding every node. :func:`expression_contexts` computes the same mappi
 :class:`~codemods.tree_index.TreeIndex` in one pass over its nodes, following libcst's
 ``ExpressionContextVisitor`` rule by rule (which children it visits, in which context); the
 scope analysis then uses it instead of running that visit. Tests compare the mapping with
-libcst's on real files. Handing it over uses the wrapper's metadata table (libcst is pinned in
-pyproject.toml); should that table ever be missing, libcst computes the contexts itself.
+libcst's on real files. Handing it over uses the wrapper's private metadata table (libcst is
+bounded in pyproject.toml to the releases the suite has run on); should that table ever be
+missing, libcst computes the contexts itself.
 """
 
 from __future__ import annotations

@@ -11,9 +11,11 @@ fifth of the two it replaces.
 
 Positions are those of ``PositionProvider``: where the node's own syntax starts (after its
 leading comments and blank lines and its parentheses). The hooks are the ones
-``PositionProvider`` itself overrides in libcst's ``CodegenState``; libcst is pinned in
-pyproject.toml, and ``tests/codemods/test_tree_index.py`` compares positions, parents
-and order with libcst's own on real files.
+``PositionProvider`` itself overrides in libcst's ``CodegenState``, which is private
+(``libcst._nodes.internal``): pyproject.toml bounds libcst to the releases the suite has run
+on (its floor, 1.5.0, in the floors job of ``.ci/run``; the lock's, in the others), and
+``tests/codemods/test_tree_index.py`` compares positions, parents and order with libcst's own
+on real files.
 """
 
 from __future__ import annotations
@@ -23,8 +25,16 @@ from collections.abc import Mapping
 from types import TracebackType
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition
+
+try:
+    from libcst._nodes.internal import CodegenState
+except ImportError as error:  # a libcst outside pyproject.toml's range moved its private API
+    raise ImportError(
+        f"qnn-migrate needs libcst's CodegenState (libcst._nodes.internal), which libcst "
+        f"{getattr(cst, 'LIBCST_VERSION', '(this version)')} does not have; install the libcst "
+        "qnn-migrate declares (pip install 'libcst>=1.5.0,<1.10')"
+    ) from error
 
 # How libcst's PositionProvider splits a token into lines.
 _NEWLINE = re.compile(r"\r\n?|\n")

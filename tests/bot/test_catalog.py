@@ -122,7 +122,10 @@ def test_guards_pick_matrices_from_changed_paths(catalog: Catalog) -> None:
         "canonicalize_conv",
     )
     assert catalog.matrices_for_paths(
-        ["qnn_passes/convert_linear_to_conv2d.py", "qnn_passes/canonicalize_conv.py"]
+        [
+            "qnn-passes/qnn_passes/convert_linear_to_conv2d.py",
+            "qnn-passes/qnn_passes/canonicalize_conv.py",
+        ]
     ) == ("canonicalize_conv", "convert_linear_to_conv2d")
     assert catalog.matrices_for_paths(["README.md"]) == ()
     assert glob_to_re("backends/**/_passes/*.py").match("backends/qualcomm/_passes/x.py")

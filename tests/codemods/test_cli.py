@@ -57,7 +57,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     code, out, err = _invoke("--diff", str(tree))
-    assert code == 0
+    assert code == 1
     assert f"--- a/{tree}/pkg/a.py" in out and "+    programs = qnn_export(" in out
     assert (tree / "pkg" / "a.py").read_text() == OLD_CALL
     assert f"would rewrite: {tree}/pkg/a.py\n" in err
@@ -66,6 +66,9 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     assert f"{tree}/pkg/b.py:5:" not in err and "  1 x QM101 " in err
     code, _, err = _invoke("--diff", "-v", str(tree))
     assert f"{tree}/pkg/b.py:5:12: QM101 " in err
+    # As ruff's --diff: exit 1 when something would change; control: 0 when nothing would.
+    code, out, _ = _invoke("--diff", str(tree / "pkg" / "b.py"), str(tree / "pkg" / "c.py"))
+    assert code == 0 and out == ""
 
 
 def test_default_writes_in_place_and_second_run_changes_nothing(tmp_path: Path) -> None:
@@ -263,7 +266,7 @@ def test_stdin_to_stdout() -> None:
     result = CliRunner().invoke(rewrite, ["--check", "-"], input=OLD_CALL)
     assert result.exit_code == 1 and result.stdout == ""
     result = CliRunner().invoke(rewrite, ["--diff", "-"], input=OLD_CALL)
-    assert result.exit_code == 0 and result.stdout.startswith("--- a/-")
+    assert result.exit_code == 1 and result.stdout.startswith("--- a/-")
 
 
 @pytest.mark.parametrize("fmt", ["json", "github"])
@@ -328,7 +331,7 @@ def test_target_executorch(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text(OLD_CALL)
     code, out, _ = _invoke("--diff", "--target", "executorch", str(path))
-    assert code == 0 and "+    with QnnManagerContext(" in out and "qnn_passes" not in out
+    assert code == 1 and "+    with QnnManagerContext(" in out and "qnn_passes" not in out
 
 
 @pytest.mark.parametrize(
@@ -351,7 +354,7 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
 def test_help_documents_exit_codes() -> None:
     result = CliRunner().invoke(rewrite, ["--help"])
     assert result.exit_code == 0
-    for line in ("0  done", "1  --check only", "2  usage error", "3  some files could not"):
+    for line in ("0  done", "1  --check or --diff", "2  usage error", "3  some files could not"):
         assert line in result.stdout
 
 
@@ -391,7 +394,7 @@ def test_pre_commit_hooks_run_the_cli(tmp_path: Path) -> None:
     by_id = {hook["id"]: hook for hook in hooks}
     assert set(by_id) == {"qnn-migrate-check", "qnn-migrate-fix"}
     for hook in hooks:
-        assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]
         assert hook["require_serial"] is True  # one process: the run parallelises itself
         assert "--force-exclude" in shlex.split(hook["entry"])
     staged = tmp_path / "staged.py"
@@ -414,9 +417,9 @@ def _project(tmp_path: Path, table: str) -> Path:
 def test_config_sets_the_target_and_flags_win(tmp_path: Path) -> None:
     root = _project(tmp_path, 'target = "executorch"\n')
     code, out, _ = _invoke("--diff", str(root / "src"))
-    assert code == 0 and "QnnManagerContext(" in out and "qnn_passes" not in out
+    assert code == 1 and "QnnManagerContext(" in out and "qnn_passes" not in out
     code, out, _ = _invoke("--diff", "--target", "qnn-passes", str(root / "src"))
-    assert code == 0 and "qnn_passes" in out  # the flag wins over the file
+    assert code == 1 and "qnn_passes" in out  # the flag wins over the file
 
 
 def test_config_excludes_are_relative_to_the_project_root(tmp_path: Path) -> None:
@@ -577,7 +580,7 @@ def test_a_module_others_import_the_name_from_keeps_it_and_the_cache_knows(
     cache = str(tmp_path / "cache")
     # Alone, the module loses the import it no longer uses (and the cache remembers that).
     code, out, _ = _invoke("--diff", "--cache-dir", cache, str(package / "lowering.py"))
-    assert code == 0 and f"-{IMPORT_LINE}" in out
+    assert code == 1 and f"-{IMPORT_LINE}" in out
     # With a file that imports the name from it, the same bytes must keep the import.
     (package / "consumer.py").write_text(CONSUMER)
     code, _, _ = _invoke("--cache-dir", cache, str(package))
@@ -602,6 +605,8 @@ def test_the_documented_pre_commit_snippet_and_action_inputs_exist() -> None:
     for doc in (ROOT / "README.md", ROOT / "docs" / "rewrite.md"):
         for block in _blocks(doc, "yaml"):
             data = yaml.safe_load(block.replace("<", "").replace(">", ""))
+            if isinstance(data, dict) and "repos" in data:  # a whole .pre-commit-config.yaml
+                data = data["repos"]
             for repo in data if isinstance(data, list) else []:
                 if "hooks" in repo:
                     snippets += 1
@@ -642,7 +647,7 @@ def test_the_line_length_of_ruff_or_black_reaches_the_rewrite(tmp_path: Path) ->
         (project / "pyproject.toml").write_text(f"[tool.ruff]\nline-length = {width}\n")
         (project / "a.py").write_text(OLD_CALL.replace("specs)", "specs, skip_node_op_set=ops)"))
         code, out, _ = _invoke("--diff", "--no-cache", str(project / "a.py"))
-        assert code == 0
+        assert code == 1
         added = [line[1:] for line in out.splitlines() if line.startswith("+") and line[1:2] != "+"]
         widths[width] = max(len(line) for line in added)
     assert widths[60] <= 60 < widths[200]
@@ -658,7 +663,7 @@ def test_importing_from_executorch_does_not_make_a_same_named_module_keep_the_na
     (package / "utils.py").write_text(EXPORT_UTILS)
     (package / "other.py").write_text(OLD_CALL)
     code, out, _ = _invoke("--diff", "--no-cache", str(package))
-    assert code == 0
+    assert code == 1
     assert out.count(f"-{IMPORT_LINE}") == 2  # removed from both files
 
 
@@ -681,9 +686,9 @@ def test_flow_chooses_the_export_and_is_part_of_the_cache_key(tmp_path: Path) ->
     """
     (tmp_path / "a.py").write_text(PROVEN_MODULE)
     code, canonical, _ = _invoke("--diff", str(tmp_path))
-    assert code == 0 and "torch.export.export(" in canonical and "qnn_export(" not in canonical
+    assert code == 1 and "torch.export.export(" in canonical and "qnn_export(" not in canonical
     code, old_shape, _ = _invoke("--diff", "--flow", "qnn-export", str(tmp_path))
-    assert code == 0 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
+    assert code == 1 and "qnn_export(" in old_shape and "torch.export.export(" not in old_shape
     code, _, err = _invoke("--flow", "bogus", str(tmp_path))
     assert code == 2 and "canonical" in err and "qnn-export" in err
 
@@ -720,3 +725,145 @@ def test_progress_tells_what_the_rewrite_of_a_long_file_is_doing(
     assert f"{tmp_path}/a.py: parsing" not in _invoke("--check", "-j1", str(tmp_path))[2]
     code, out, err = _invoke("--check", "--json", "-j1", str(tmp_path))
     assert "parsing" not in out + err and json.loads(out)["files_changed"]
+
+
+@pytest.mark.posix  # FIFOs are POSIX
+def test_a_fifo_named_py_is_an_error_and_every_other_file_is_processed(tmp_path: Path) -> None:
+    """707dc17 opened the FIFO for reading and waited for a writer for ever (the timeout
+    below fired); now it is QM909, exit 3, and the other files are rewritten as usual."""
+    tree = _tree(tmp_path / "tree")
+    os.mkfifo(tree / "pkg" / "pipe.py")
+    for args in ([str(tree)], [str(tree / "pkg" / "pipe.py"), str(tree / "pkg" / "a.py")]):
+        (tree / "pkg" / "a.py").write_text(OLD_CALL)
+        proc = subprocess.run(
+            [sys.executable, "-m", "qnn_migrate", "rewrite", "--no-cache", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a hang is the failure under test
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 3, proc.stderr
+        assert f"{tree}/pkg/pipe.py:1:1: error: QM909 is a FIFO (named pipe)" in proc.stderr
+        assert f"rewrote: {tree}/pkg/a.py" in proc.stderr  # nothing else lost
+        assert "to_edge_transform_and_lower(" in (tree / "pkg" / "a.py").read_text()
+
+
+TWO_CALLS = """\
+from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+
+
+def lower(model, inputs, specs):
+    kept = to_edge_transform_and_lower_to_qnn(model, inputs, specs)  # noqa: QM001
+    return to_edge_transform_and_lower_to_qnn(model, inputs, specs){comment}
+
+
+def forward(*args):
+    return to_edge_transform_and_lower_to_qnn(*args){star_comment}
+"""
+
+
+@pytest.mark.parametrize(
+    ("comment", "star_comment", "rewritten_lines", "suppressed"),
+    [
+        ("", "  # noqa: QM101", [6], [(5, "QM001"), (10, "QM101")]),
+        ("  # noqa", "  # noqa", [], [(5, "QM001"), (6, "QM001"), (10, "QM101")]),
+        # Controls: another tool's code suppresses nothing; no comment, nothing suppressed.
+        ("  # noqa: E501", "  # noqa: E501", [6], [(5, "QM001")]),
+        ("", "", [6], [(5, "QM001")]),
+    ],
+)
+def test_noqa_on_a_call_line_suppresses_that_site_and_json_says_so(
+    tmp_path: Path,
+    comment: str,
+    star_comment: str,
+    rewritten_lines: list[int],
+    suppressed: list[tuple[int, str]],
+) -> None:
+    path = tmp_path / "m.py"
+    source = TWO_CALLS.format(comment=comment, star_comment=star_comment)
+    path.write_text(source)
+    code, out, _ = _invoke("--check", "--json", str(path))
+    sites = json.loads(out)["sites"]
+    assert [s["line"] for s in sites if s["kind"] == "rewritten"] == rewritten_lines
+    assert [(s["line"], s["code"]) for s in sites if s["kind"] == "suppressed"] == suppressed
+    left = [(s["line"], s["code"]) for s in sites if s["kind"] == "unfixable"]
+    assert left == ([] if (10, "QM101") in suppressed else [(10, "QM101")])
+    assert code == (1 if rewritten_lines else 0)
+    code, _, err = _invoke("-v", str(path))
+    text = path.read_text()
+    # The suppressed call is still the old call, on its line, comment and all.
+    assert "kept = to_edge_transform_and_lower_to_qnn(model, inputs, specs)  # noqa: QM001" in text
+    assert ("return to_edge_transform_and_lower_to_qnn(model" in text) == (not rewritten_lines)
+    assert f"{path}:5:12: suppressed: QM001 " in err
+    assert "suppressed by # noqa" in err
+
+
+def test_stdin_filename_finds_the_config_names_the_file_and_is_excluded_as_ruff_does(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.qnn-migrate]\ntarget = "executorch"\nextend-exclude = ["generated"]\n'
+    )
+    name = str(project / "src" / "a.py")
+
+    def run(*args: str, source: str = OLD_CALL) -> tuple[int, str, str]:
+        result = CliRunner().invoke(rewrite, list(args), input=source)
+        return result.exit_code, result.stdout, result.stderr
+
+    # The configuration is the one above the named file (target executorch) ...
+    code, out, _ = run("--stdin-filename", name)
+    assert code == 0 and "QnnManagerContext(" in out and "qnn_passes" not in out
+    code, out, _ = run("--stdin-filename", name, "-")  # "-" may be given too
+    assert "QnnManagerContext(" in out
+    # ... control: without the name, the current directory's (none: the default target).
+    code, out, _ = run("-")
+    assert code == 0 and "qnn_passes" in out
+    # Messages name the file.
+    code, _, err = run("--check", "-v", "--stdin-filename", name, source=UNFIXABLE)
+    assert code == 0 and f"{name}:5:12: QM101 " in err
+    code, _, err = run("--check", "-v", "-", source=UNFIXABLE)
+    assert "-:5:12: QM101 " in err  # control
+    # --force-exclude applies the exclusions to it: printed back as it was.
+    generated = str(project / "generated" / "g.py")
+    code, out, err = run("--force-exclude", "--stdin-filename", generated)
+    assert code == 0 and out == OLD_CALL and err == ""
+    code, out, _ = run("--stdin-filename", generated)  # control: not forced, rewritten
+    assert code == 0 and out != OLD_CALL and "QnnManagerContext(" in out
+    # It names standard input only.
+    code, _, err = run("--stdin-filename", name, str(project))
+    assert code == 2 and "--stdin-filename names standard input" in err
+
+
+def test_libcst_tool_writes_what_qnn_migrate_writes_at_the_projects_line_length(
+    tmp_path: Path,
+) -> None:
+    """docs/rewrite.md says both give the same output: 707dc17's libcst command ignored
+    [tool.ruff] line-length (always 88), so on a project with another length they differed."""
+    source = (ROOT / "examples" / "lowering_utils.py").read_text()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n")
+    ours, theirs = project / "ours.py", project / "theirs.py"
+    ours.write_text(source)
+    theirs.write_text(source)
+    code, _, _ = _invoke("--no-cache", str(ours))
+    assert code == 0
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "libcst.tool", "codemod", "--no-format", "--hide-progress"),
+            *("-x", "qnn_migrate.codemods.rules.lower_to_qnn.RewriteLowerToQnn", str(theirs)),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert theirs.read_text() == ours.read_text()
+    # Control: the length matters for this file (at 88 the rewrite differs).
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    ours.write_text(source)
+    _invoke("--no-cache", str(ours))
+    assert ours.read_text() != theirs.read_text()

@@ -202,3 +202,19 @@ def test_exclusion_matches_as_fnmatch_does() -> None:
             expected = any(fnmatch.fnmatch(t, p) for p in patterns for t in (name, relative))
             assert excluded(name, relative) == expected, (name, relative)
     assert not discovery.exclusion(())("build", "build")
+
+
+@pytest.mark.posix  # FIFOs are POSIX
+def test_a_fifo_named_py_is_an_error_walked_or_named(tmp_path: Path) -> None:
+    _files(tmp_path, "a.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    found = discover([str(tmp_path)], Selection(str(tmp_path)))
+    assert found.files == [str(tmp_path / "a.py")]
+    assert [(p, r.code) for p, r in found.errors] == [(str(tmp_path / "pipe.py"), "QM909")]
+    named = discover([str(tmp_path / "pipe.py")], Selection(str(tmp_path)))
+    assert named.files == [] and [r.code for _, r in named.errors] == ["QM909"]
+    # A .gitignore that is a FIFO is reported too, not waited on.
+    os.mkfifo(tmp_path / ".gitignore")
+    (tmp_path / ".git").mkdir()
+    walked = discover([str(tmp_path)], Selection(str(tmp_path)))
+    assert sorted(r.code for _, r in walked.errors) == ["QM907", "QM909"]

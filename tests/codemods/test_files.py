@@ -36,3 +36,16 @@ def test_a_write_keeps_the_mode_and_refuses_a_file_changed_since_it_was_read(
         files.write_atomically(str(path), b"newer\n", status)  # the status read before
     assert path.read_bytes() == b"changed by someone else, longer\n"
     assert not list(tmp_path.glob(".qnn-migrate-*"))
+
+
+@pytest.mark.posix  # FIFOs are POSIX
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
+    """707dc17 opened it for reading and waited for a writer for ever."""
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    with pytest.raises(files.NotARegularFile) as caught:
+        files.read(str(fifo))
+    assert caught.value.what == "a FIFO (named pipe)"
+    regular = tmp_path / "regular.py"  # control: the same call reads a file
+    regular.write_bytes(b"x = 1\n")
+    assert files.read(str(regular))[0] == b"x = 1\n"

@@ -254,7 +254,7 @@ def test_import_is_cheap_and_patches_nothing() -> None:
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"
-        "import qnn_passes, qnn_passes.cli, qnn_passes.methods, qnn_passes.errors\n"
+        "import qnn_passes, qnn_passes.methods, qnn_passes.errors\n"
         "assert 'executorch' not in sys.modules\n"
         "assert set(qnn_passes.__all__) >= {'qnn_export', 'qnn_manager_context', "
         "'qnn_transform_passes', 'qnn_partitioners', 'qnn_compile_config'}\n"

@@ -23,6 +23,8 @@ import pytest
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot import doctor
 
+from .templates import filled
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ADOPT = ROOT / ".github" / "adopt"
@@ -76,7 +78,7 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     workflows = fork / ".github" / "workflows"
     workflows.mkdir(parents=True)
     for template in sorted((ADOPT / "workflows").glob("*.yml")):
-        text = template.read_text().replace(doctor.PLACEHOLDER, PIN)
+        text = filled(template.read_text(), PIN)
         (workflows / template.name).write_text(text)
     (fork / ".github" / "qnn-bot.toml").write_text(
         (ADOPT / "qnn-bot.toml").read_text() + FORK_MATRIX

@@ -11,6 +11,8 @@ import pytest
 
 from qnn_migrate.bot import doctor
 
+from .templates import filled
+
 ADOPT = Path(__file__).resolve().parents[2] / ".github" / "adopt"
 PIN = "5f1d0c3b9a8e7d6c5b4a39281706f5e4d3c2b1a0"
 
@@ -206,7 +208,7 @@ def _adoption(root: Path, *, skip: str = "", edit: Callable[[str], str] = str) -
     workflows.mkdir(parents=True)
     for template in sorted((ADOPT / "workflows").glob("*.yml")):
         if template.name != skip:
-            text = template.read_text().replace(doctor.PLACEHOLDER, PIN)
+            text = filled(template.read_text(), PIN)
             (workflows / template.name).write_text(edit(text))
     return root
 

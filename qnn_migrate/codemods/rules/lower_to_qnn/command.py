@@ -12,11 +12,13 @@ not need; ``qnn_migrate.codemods.rules.lower_to_qnn`` imports it on first use of
 from __future__ import annotations
 
 import argparse
+import os
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn
+from qnn_migrate.codemods import config
+from qnn_migrate.codemods.deprecations import default_target, lower_to_qnn, target_names
 from qnn_migrate.codemods.rules.lower_to_qnn.context import DEFAULT_FLOW, FLOWS, RuleOptions
 from qnn_migrate.codemods.rules.lower_to_qnn.rule import LowerToQnn, RuleResult
 
@@ -36,8 +38,9 @@ class RewriteLowerToQnn(CodemodCommand):
         arg_parser.add_argument(
             "--target",
             choices=[t.name for t in targets],
-            default=targets[0].name,
-            help="; ".join(f"{t.name}: {t.help}" for t in targets),
+            default=None,
+            help="; ".join(f"{t.name}: {t.help}" for t in targets)
+            + " (default: target of [tool.qnn-migrate], else the first)",
         )
         arg_parser.add_argument(
             "--flow",
@@ -50,7 +53,21 @@ class RewriteLowerToQnn(CodemodCommand):
         self, context: CodemodContext, target: str | None = None, flow: str = DEFAULT_FLOW
     ) -> None:
         super().__init__(context)
+        self.target, self.flow = target, flow
         self.rule = LowerToQnn(RuleOptions(target or default_target(), flow=flow))
+        self._rules: dict[tuple[str, int], LowerToQnn] = {}
+
+    def _rule_for(self, filename: str | None) -> LowerToQnn:
+        """The rule with the options ``qnn-migrate rewrite`` would use for ``filename``: the
+        target and the line length of the configuration found from its directory
+        (``codemods/config.py``), so that both tools write the same code."""
+        if filename is None:
+            return self.rule
+        found = config.find(os.path.dirname(os.path.abspath(filename)), target_names())
+        key = (self.target or found.target or default_target(), found.line_length)
+        if key not in self._rules:
+            self._rules[key] = LowerToQnn(RuleOptions(key[0], key[1], self.flow))
+        return self._rules[key]
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         """Skip files that never mention the name before paying for any analysis.
@@ -62,7 +79,8 @@ class RewriteLowerToQnn(CodemodCommand):
         code = tree.code
         if name not in code:
             raise SkipFile(f"{name} is not mentioned")
-        result = self.rule.run(tree, filename=self.context.filename, source=code)
+        rule = self._rule_for(self.context.filename)
+        result = rule.run(tree, filename=self.context.filename, source=code)
         self._warn_unfixable(result)
         if result.module is None:
             raise SkipFile(result.skipped or "nothing to rewrite")

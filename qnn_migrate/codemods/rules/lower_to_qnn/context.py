@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import QualifiedName, Scope
 
-from qnn_migrate.codemods import findings
+from qnn_migrate.codemods import findings, noqa
 from qnn_migrate.codemods.deprecations import DEFAULT_FLOW as DEFAULT_FLOW
 from qnn_migrate.codemods.deprecations import FLOWS as FLOWS
 from qnn_migrate.codemods.deprecations import Catalog, Deprecation
@@ -42,6 +42,7 @@ class FileContext:
     left_calls: list[cst.Call] = field(default_factory=list)
     index: TreeIndex = field(init=False)
     _scopes: Mapping[cst.CSTNode, Scope | None] | None = field(default=None, init=False)
+    _noqa: noqa.Suppressions | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.index = TreeIndex(self.tree)
@@ -51,6 +52,13 @@ class FileContext:
         if self._scopes is None:
             self._scopes = resolve_scopes(self.index)
         return self._scopes.get(node)
+
+    def suppressed(self, node: cst.CSTNode, code: str) -> bool:
+        """Whether a ``# noqa`` comment on ``node``'s line suppresses ``code``
+        (``codemods/noqa.py``), read from the text the tree was parsed from."""
+        if self._noqa is None:
+            self._noqa = noqa.parse(self.source if self.source is not None else self.tree.code)
+        return noqa.suppresses(self._noqa, self.line(node), code)
 
     def line(self, node: cst.CSTNode) -> int:
         return self.index.line(node)

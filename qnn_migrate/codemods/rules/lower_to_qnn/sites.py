@@ -152,6 +152,9 @@ def classify(ctx: FileContext, node: cst.Name | cst.Attribute) -> tuple[cst.Call
         problem = "no " + ", ".join(f"`{p}`" for p in missing)
         ctx.leave(node, findings.BAD_CALL.format(problem=problem))
         return None
+    if ctx.suppressed(node, findings.REWRITTEN.code):
+        ctx.leave(node, findings.SUPPRESSED_REWRITE)  # a noqa comment on its line: not rewritten
+        return None
     return parent, bound
 
 

@@ -1,7 +1,10 @@
-"""``qnn-migrate passes``: look at the QNN pass pipeline from the command line.
+"""``qnn-migrate passes``: look at the QNN pass pipeline (the ``qnn_passes`` library) from the
+command line.
 
-This module imports neither torch nor ExecuTorch at import time, so ``qnn-migrate --help``
-stays fast and a missing ``[passes]`` extra is reported by the command that needs it.
+This module imports neither qnn_passes, torch nor ExecuTorch at import time, so
+``qnn-migrate --help`` stays fast and a missing ``[passes]`` extra is reported by the command
+that needs it. It is part of the tool, not of the runtime library: qnn_passes imports neither
+click nor qnn_migrate.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import click
 
 from qnn_migrate.cli import extra_missing
 
-_STACK = ("torch", "executorch", "torchao")
+_STACK = ("qnn_passes", "torch", "executorch", "torchao")
 
 
 def _load(name: str) -> ModuleType:
@@ -28,6 +31,43 @@ def _load(name: str) -> ModuleType:
             raise click.ClickException(message) from err
         raise
     return module
+
+
+def stack_rows(
+    requires: list[str] | None = None, installed: dict[str, str] | None = None
+) -> list[tuple[str, str, str, bool]]:
+    """torch and torchao as installed, against the ranges qnn-passes declares: (name, installed
+    version, range, in range). ``requires`` and ``installed`` default to the installed
+    metadata (qnn-passes' Requires-Dist; the packages' versions)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    if requires is None:
+        try:
+            requires = metadata.requires("qnn-passes") or []
+        except metadata.PackageNotFoundError:
+            requires = []
+    ranges = {Requirement(r).name.lower(): Requirement(r).specifier for r in requires}
+    rows = []
+    for name in ("torch", "torchao"):
+        if installed is not None:
+            version = installed.get(name, "not installed")
+        else:
+            try:
+                version = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                version = "not installed"
+        wanted = ranges.get(name)
+        if wanted is None:
+            rows.append((name, version, "unknown: qnn-passes' metadata is not installed", True))
+            continue
+        ok = version != "not installed" and wanted.contains(
+            Version(version).public, prereleases=True
+        )
+        rows.append((name, version, str(wanted), ok))
+    return rows
 
 
 @click.group("passes")
@@ -82,11 +122,13 @@ def order(backend: str, convert_linear_to_conv2d: bool, show_all: bool) -> None:
 def check(backend: str | None) -> None:
     """Check that the installed ExecuTorch runs the QNN passes qnn_passes knows.
 
-    Prints the installed ExecuTorch version and whether qnn_passes was tested with it, then,
+    Prints the installed ExecuTorch version and whether qnn_passes was tested with it, the
+    installed torch and torchao against the ranges qnn-passes declares, then,
     per pass-manager variant, each export-stage pass (ExecuTorch's or qnn_passes') and each
     ExecuTorch to-edge pass the qnn_passes pipeline relies on, with its state: migrated,
     unnecessary or ok are known; unknown, gone, missing or dropped is drift, and
-    qnn_transform_passes refuses to lower that variant. Exit 0 when compatible, 1 when not.
+    qnn_transform_passes refuses to lower that variant. Exit 0 when compatible, 1 when not
+    (a drift, or torch or torchao outside its range).
     """
     compat = _load("executorch_compat")
     comparison = compat.compare(compat.read_installed())
@@ -98,6 +140,10 @@ def check(backend: str | None) -> None:
             f"executorch {comparison.version}: NOT tested (qnn_passes is built for {tested}); "
             "it lowers, with a warning, if its passes below are all known"
         )
+    stack = stack_rows()
+    for name, version, wanted, ok in stack:
+        verdict = "in" if ok else "NOT in"
+        click.echo(f"{name} {version}: {verdict} the range qnn-passes is tested with ({wanted})")
     variants = [backend] if backend is not None else list(compat.pipeline.VARIANTS)
     for variant in variants:
         for stage, title in (
@@ -110,6 +156,15 @@ def check(backend: str | None) -> None:
                 state = row.state.upper() if row.drifted else row.state
                 click.echo(f"  {row.name:<36} {state:<12} {row.note}")
     drift = [c for v in variants for c in comparison.drift(v)]
+    outside = [
+        f"{name} {version} (wants {wanted})" for name, version, wanted, ok in stack if not ok
+    ]
+    if outside and not drift:
+        click.echo(
+            f"\nNOT compatible: {', '.join(outside)}; qnn_passes is tested with the ranges its "
+            "distribution declares (qnn-passes/pyproject.toml): install those versions"
+        )
+        raise SystemExit(1)
     if not drift:
         click.echo(f"\ncompatible: every pass of {'/'.join(variants)} is one qnn_passes knows")
         return
