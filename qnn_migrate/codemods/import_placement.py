@@ -2,11 +2,16 @@
 
 Generic, for any rule: given the imports a rule needs and where the statement they belong
 with is (the module's leading imports, or an old import inside a function, a ``try`` or an
-``if``), :func:`place` records in a :class:`~qnn_migrate.codemods.rewrite_plan.RewritePlan`
-where each goes: merged into a ``from m import ...`` of the same module in the section, else
-at its sorted place in the section (the file's own grouping by blank lines and comments
-decides what a section is), else in a new section after the standard library's. Nothing here
-knows which names a rule imports or why; the rule (``rules/<rule>/imports.py``) decides that.
+``if``), :func:`place` schedules in an :class:`ImportSchedule` where each goes: merged into a
+``from m import ...`` of the same module in that scope, else at its sorted place in the
+section (the file's own grouping by blank lines and comments decides what a section is), else
+in a new section after the standard library's. Nothing here knows which names a rule imports
+or why; the rule (``rules/<rule>/imports.py``) decides that.
+
+Schedule, then apply (as LibCST's ``AddImportsVisitor`` collects imports in the context and
+applies them afterwards): placement writes only into its own schedule, which the transform
+that carries out a rule's plan (``rewrite_plan.ApplyPlan``) applies; nothing here imports the
+rule's plan.
 """
 
 from __future__ import annotations
@@ -14,16 +19,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 import libcst.helpers
 
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-if TYPE_CHECKING:
-    from qnn_migrate.codemods.rewrite_plan import RewritePlan
-
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -35,6 +37,29 @@ class ImportItem(NamedTuple):
     module: str
     obj: str
     name: str
+
+
+@dataclass
+class ImportSchedule:
+    """Where new import statements go in one module, decided before the tree is edited."""
+
+    # new import statements after a given statement: the last of the module's leading
+    # imports, or the old import when it sits inside a function, a try or an if
+    after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # new import statements before a given import statement (where they sort)
+    before: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # statements after which the new imports open a group of their own (a blank line first)
+    new_group: set[cst.SimpleStatementLine] = field(default_factory=set)
+    # a comment the new imports next to a statement carry (the noqa marker for E402)
+    comments: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    # new import statements at the very start (a module without leading imports)
+    first: set[ImportItem] = field(default_factory=set)
+    # new names merged into an existing `from module import ...`
+    merged: dict[cst.ImportFrom, set[ImportItem]] = field(default_factory=dict)
+
+    def targets(self) -> list[cst.CSTNode]:
+        """Every node next to or in which something is scheduled."""
+        return [*self.after, *self.before, *self.merged]
 
 
 def bound_name(alias: cst.ImportAlias) -> str:
@@ -151,7 +176,7 @@ def last_per_block(
 
 
 def place(
-    plan: RewritePlan,
+    schedule: ImportSchedule,
     tree: cst.Module,
     items: set[ImportItem],
     block: Sequence[cst.BaseStatement],
@@ -174,15 +199,15 @@ def place(
     if group is None and after is None and not region:
         anchor = _docstring(tree) if placement is None else placement
         if anchor is None:
-            plan.imports_first |= items
+            schedule.first |= items
         else:
-            plan.imports_after.setdefault(anchor, set()).update(items)
+            schedule.after.setdefault(anchor, set()).update(items)
         return
     if group is None:
         assert after is not None
-        plan.imports_after.setdefault(after, set()).update(items)
-        plan.imports_new_group.add(after)
-        carry_noqa(plan, after)
+        schedule.after.setdefault(after, set()).update(items)
+        schedule.new_group.add(after)
+        carry_noqa(schedule, after)
         return
     if from_items:
         merge = next(
@@ -199,7 +224,7 @@ def place(
             None,
         )
         if merge is not None:
-            plan.imports_merged.setdefault(merge, set()).update(from_items)
+            schedule.merged.setdefault(merge, set()).update(from_items)
             from_items = set()
     for kind, chosen in ((True, straight), (False, from_items)):
         if not chosen:
@@ -207,14 +232,14 @@ def place(
         key = _sort_key(kind, module)
         later = next((s for s in group if _statement_key(s) > key), None)
         if later is not None:
-            plan.imports_before.setdefault(later, set()).update(chosen)
-            carry_noqa(plan, later)
+            schedule.before.setdefault(later, set()).update(chosen)
+            carry_noqa(schedule, later)
         else:
-            plan.imports_after.setdefault(group[-1], set()).update(chosen)
-            carry_noqa(plan, group[-1])
+            schedule.after.setdefault(group[-1], set()).update(chosen)
+            carry_noqa(schedule, group[-1])
 
 
-def carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
+def carry_noqa(schedule: ImportSchedule, neighbour: cst.SimpleStatementLine) -> None:
     """New imports next to an import marked ``# noqa: E402`` (imports after module code,
     a ``sys.path`` tweak say) carry the same marker, or ruff would flag them."""
     comments = [neighbour.trailing_whitespace.comment]
@@ -224,7 +249,7 @@ def carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
             if isinstance(after, cst.ParenthesizedWhitespace):
                 comments.append(after.first_line.comment)  # on the line of the opening parenthesis
     if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
-        plan.import_comments[neighbour] = "# noqa: E402"
+        schedule.comments[neighbour] = "# noqa: E402"
 
 
 def member_key(alias: cst.ImportAlias) -> tuple[object, ...]:

@@ -356,11 +356,11 @@ def _place(
     """Plan the new imports from one module: before an old import that stays in a ``try``
     (see :data:`findings.IMPORTS_BEFORE_OLD`), else where an import sorter would put them."""
     if placement is not None and _old_import_stays_in_try(ctx, plan, placement):
-        if placement not in plan.imports_before:
+        if placement not in plan.imports.before:
             ctx.note(placement, findings.IMPORTS_BEFORE_OLD)
-        plan.imports_before.setdefault(placement, set()).update(items)
+        plan.imports.before.setdefault(placement, set()).update(items)
         return
-    placing.place(plan, ctx.tree, items, block, region, placement, _THIRD_PARTY_ROOTS)
+    placing.place(plan.imports, ctx.tree, items, block, region, placement, _THIRD_PARTY_ROOTS)
 
 
 def _old_import_stays_in_try(
