@@ -138,10 +138,12 @@ def block_imports(index: TreeIndex, placement: cst.SimpleStatementLine, item: Im
 
 
 def imported_around(index: TreeIndex, placement: cst.SimpleStatementLine, item: ImportItem) -> bool:
-    """True if a block around the one holding ``placement`` already has this exact import
-    before it (a function's import seen from a ``try`` nested in it, say): another one would
-    be a duplicate (pyflakes F811). A class body's imports do not count from the functions in
-    it, where its names are not visible."""
+    """True if the scope of ``placement`` already has this exact import before it: in a block
+    around the one holding it (a function's import seen from a ``try`` nested in it, say), or
+    nested in an earlier statement of such a block (``try: from m import x`` / ``except
+    ImportError: ...`` earlier in the function). Another one would be a duplicate (pyflakes
+    F811). A class body's imports do not count from the functions in it, where its names are
+    not visible; a nested ``def`` or ``class`` binds in its own scope."""
     node: cst.CSTNode = placement
     in_function = False
     while (parent := index.parent(node)) is not None:
@@ -150,12 +152,35 @@ def imported_around(index: TreeIndex, placement: cst.SimpleStatementLine, item: 
             for statement in () if hidden else parent.body:
                 if statement is node:
                     break
-                if isinstance(statement, cst.SimpleStatementLine) and any(
-                    imports(small, item) for small in statement.body
+                if imports_within(statement, item):
+                    return True
+        elif node is placement and isinstance(parent, cst.IndentedBlock | cst.Module):
+            for statement in parent.body:
+                if statement is node:
+                    break
+                if isinstance(statement, cst.BaseCompoundStatement) and imports_within(
+                    statement, item
                 ):
                     return True
         in_function = in_function or isinstance(parent, cst.FunctionDef | cst.Lambda)
         node = parent
+    return False
+
+
+def imports_within(statement: cst.BaseStatement, item: ImportItem) -> bool:
+    """True if ``statement``, or a statement nested in its blocks in the same scope (the
+    bodies of ``try``, ``except``, ``if``, ``with``, loops; not ``def`` or ``class``), is
+    this exact import."""
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Import | cst.ImportFrom):
+            if imports(node, item):
+                return True
+            continue
+        if isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda | cst.BaseExpression):
+            continue  # another scope, or an expression (no import statement in it)
+        stack.extend(node.children)
     return False
 
 
@@ -195,6 +220,16 @@ def place(
     module = next(iter(items)).module
     straight = {item for item in items if not item.obj}
     from_items = items - straight
+    if from_items:
+        # A reviewer expects one `from m import ...` per module in a scope: the new names
+        # join one already there, in whichever section of the scope's imports it sits.
+        merge = _from_import_of(module, block, region)
+        if merge is not None:
+            schedule.merged.setdefault(merge, set()).update(from_items)
+            from_items = set()
+            if not straight:
+                return
+            items = straight
     group, after = _section(_groups(region), placement, roots)
     if group is None and after is None and not region:
         anchor = _docstring(tree) if placement is None else placement
@@ -209,23 +244,6 @@ def place(
         schedule.new_group.add(after)
         carry_noqa(schedule, after)
         return
-    if from_items:
-        merge = next(
-            (
-                node
-                for statement in group
-                for node in statement.body
-                if isinstance(node, cst.ImportFrom)
-                and not node.relative
-                and not isinstance(node.names, cst.ImportStar)
-                and node.module is not None
-                and cst.helpers.get_full_name_for_node(node.module) == module
-            ),
-            None,
-        )
-        if merge is not None:
-            schedule.merged.setdefault(merge, set()).update(from_items)
-            from_items = set()
     for kind, chosen in ((True, straight), (False, from_items)):
         if not chosen:
             continue
@@ -237,6 +255,30 @@ def place(
         else:
             schedule.after.setdefault(group[-1], set()).update(chosen)
             carry_noqa(schedule, group[-1])
+
+
+def _from_import_of(
+    module: str, block: Sequence[cst.BaseStatement], region: list[cst.SimpleStatementLine]
+) -> cst.ImportFrom | None:
+    """The first plain ``from module import ...`` (not a star, not relative) among the
+    statements of ``block`` up to the end of ``region``: imports that run before any code
+    that follows them, in the same scope."""
+    if not region:
+        return None
+    for statement in block:
+        if isinstance(statement, cst.SimpleStatementLine) and is_import(statement):
+            for node in statement.body:
+                if (
+                    isinstance(node, cst.ImportFrom)
+                    and not node.relative
+                    and not isinstance(node.names, cst.ImportStar)
+                    and node.module is not None
+                    and cst.helpers.get_full_name_for_node(node.module) == module
+                ):
+                    return node
+        if statement is region[-1]:
+            break
+    return None
 
 
 def carry_noqa(schedule: ImportSchedule, neighbour: cst.SimpleStatementLine) -> None:

@@ -99,10 +99,14 @@ class ImportNames:
         )
 
     def already_imported(self, module: str, obj: str, name: str) -> bool:
-        """True if the module level already binds ``name`` to exactly this, and only this."""
+        """True if the module level already binds ``name`` to exactly this, and to nothing
+        else but an ``except ImportError:`` fallback of None (``try: from m import name``):
+        another import of it would be a duplicate (pyflakes F811)."""
         bindings = self._bound(name, self.ctx.tree)
         item = ImportItem(module, obj, name)
-        return bool(bindings) and all(imports(a.node, item) for a in bindings)
+        return any(imports(a.node, item) for a in bindings) and all(
+            self._same(a, module, obj, name) for a in bindings
+        )
 
     def record(self, item: ImportItem, placement: cst.SimpleStatementLine | None) -> None:
         self.imports.setdefault(item, set()).add(placement)
