@@ -199,7 +199,7 @@ def lift_parameter_comments(
     lifted: list[str] = []
 
     def keep(param: str | None, comments: Iterable[str]) -> tuple[str, ...]:
-        kept = []
+        kept: list[str] = []
         for comment in comments:
             named = named_parameter(comment, names)
             (lifted if named is not None and not stays(param, named) else kept).append(comment)
