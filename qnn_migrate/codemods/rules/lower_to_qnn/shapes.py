@@ -73,8 +73,9 @@ class SiteWriter:
         In a function, fresh with respect to every name the function (and what is nested in
         it) uses or binds, a comprehension's own loop variables included (a new binding of
         the same name would be legal, but a reader would take the two for one); at module
-        or class level, to every word of the file, since any function could read a global. Sites run one after the other, so two sites in one scope may
-        reuse the same generated names.
+        or class level, to every word of the file, since any function could read a global.
+        Sites run one after the other, so two sites in one scope may reuse the same
+        generated names.
         """
         if scope not in self._scope_names:
             if isinstance(scope, cst.Module | cst.ClassDef):
