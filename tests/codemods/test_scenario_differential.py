@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +49,8 @@ from hypothesis import strategies as st
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
 from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
+
+from .corpus_checks import second_run_excess
 
 PARAMETERS = (
     "module",
@@ -390,12 +391,7 @@ def reports_no_more_on_a_second_run(first: Any, target: str, flow: str | None) -
     more sites of any code than the first run did (and rewrites nothing)."""
     second = _rewritten(first.code, target, flow)
     assert not second.changed and second.sites_rewritten == 0, second.code
-    before = Counter(u.code for u in first.unfixable)
-    more = {
-        code: (count, before[code])
-        for code, count in Counter(u.code for u in second.unfixable).items()
-        if count > before[code]
-    }
+    more = second_run_excess(first.unfixable, second.unfixable)
     assert not more, (
         f"{target}: a second run reports more sites (code: (second, first)): {more}\n"
         + "\n".join(u.render("rewritten.py") for u in second.unfixable)
