@@ -230,7 +230,8 @@ def place(
             if not straight:
                 return
             items = straight
-    group, after = _section(_groups(region), placement, roots)
+    straight_first = bool(straight) and not from_items
+    group, after = _section(_groups(region), placement, roots, _sort_key(straight_first, module))
     if group is None and after is None and not region:
         anchor = _docstring(tree) if placement is None else placement
         if anchor is None:
@@ -353,15 +354,16 @@ def _section(
     groups: list[list[cst.SimpleStatementLine]],
     placement: cst.SimpleStatementLine | None,
     roots: Sequence[str],
+    key: tuple[int, str],
 ) -> tuple[list[cst.SimpleStatementLine] | None, cst.SimpleStatementLine | None]:
-    """The group the new imports join, or (None, statement) to start a new group after
-    ``statement`` (None, None: at the start)."""
+    """The group the new imports (sorting at ``key``) join, or (None, statement) to start a
+    new group after ``statement`` (None, None: at the start)."""
     if placement is not None:
         return next(g for g in groups if any(s is placement for s in g)), None
     for root in roots:
-        for group in groups:
-            if any(m.split(".")[0] == root for s in group for m in _modules(s)):
-                return group, None
+        holding = [g for g in groups if _of_root(g, root)]
+        if holding:
+            return _sorted_group(holding, root, key), None
     # No section of theirs: after the standard library's, as isort would open one.
     stdlib = [
         g
@@ -375,6 +377,55 @@ def _section(
     if stdlib:
         return None, stdlib[-1][-1]
     return (groups[-1], None) if groups else (None, None)
+
+
+def _of_root(group: list[cst.SimpleStatementLine], root: str) -> list[tuple[int, str]]:
+    """The sort keys of the statements in ``group`` that import from package ``root``."""
+    return [_statement_key(s) for s in group if any(m.split(".")[0] == root for m in _modules(s))]
+
+
+def _sorted_group(
+    holding: list[list[cst.SimpleStatementLine]], root: str, key: tuple[int, str]
+) -> list[cst.SimpleStatementLine]:
+    """Of the groups that import from ``root`` (in file order), the one a new import sorting
+    at ``key`` belongs in: the first, unless the file splits that section into blank-line
+    groups sorted across the groups, as isort or usort order them (ExecuTorch's own files
+    do). Then the new import joins the last group whose first import of ``root`` sorts
+    before it, where a sorter would put it. A star import ends the groups considered: a
+    sorter does not move imports past one, and what follows it may be meant to shadow what
+    it binds. Groups that are not in order (a group by topic, under a comment) keep the
+    first group."""
+    considered = []
+    for group in holding:
+        if any(_is_star(s) for s in group):
+            break
+        considered.append(group)
+    if len(considered) < 2:
+        return holding[0]
+    keys = [k for group in considered for k in _of_root(group, root)]
+    # isort's order (`import x` before `from x import`), or usort's (by module alone)
+    for by_module in (False, True):
+        ordered = [_order(k, by_module) for k in keys]
+        if ordered == sorted(ordered):
+            chosen = considered[0]
+            for group in considered[1:]:
+                if _order(_of_root(group, root)[0], by_module) > _order(key, by_module):
+                    break
+                chosen = group
+            return chosen
+    return holding[0]
+
+
+def _order(key: tuple[int, str], by_module: bool) -> tuple[int, str]:
+    """``key`` as isort orders statements, or (``by_module``) as usort does, by module alone."""
+    return (0, key[1]) if by_module else key
+
+
+def _is_star(statement: cst.SimpleStatementLine) -> bool:
+    return any(
+        isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)
+        for small in statement.body
+    )
 
 
 def _sort_key(straight: bool, module: str) -> tuple[int, str]:
