@@ -363,7 +363,7 @@ def _section(
     for root in roots:
         holding = [g for g in groups if _of_root(g, root)]
         if holding:
-            return _sorted_group(holding, root, key), None
+            return _sorted_group(groups, holding, root, key), None
     # No section of theirs: after the standard library's, as isort would open one.
     stdlib = [
         g
@@ -385,21 +385,25 @@ def _of_root(group: list[cst.SimpleStatementLine], root: str) -> list[tuple[int,
 
 
 def _sorted_group(
-    holding: list[list[cst.SimpleStatementLine]], root: str, key: tuple[int, str]
+    groups: list[list[cst.SimpleStatementLine]],
+    holding: list[list[cst.SimpleStatementLine]],
+    root: str,
+    key: tuple[int, str],
 ) -> list[cst.SimpleStatementLine]:
-    """Of the groups that import from ``root`` (in file order), the one a new import sorting
-    at ``key`` belongs in: the first, unless the file splits that section into blank-line
-    groups sorted across the groups, as isort or usort order them (ExecuTorch's own files
-    do). Then the new import joins the last group whose first import of ``root`` sorts
-    before it, where a sorter would put it. A star import ends the groups considered: a
-    sorter does not move imports past one, and what follows it may be meant to shadow what
-    it binds. Groups that are not in order (a group by topic, under a comment) keep the
-    first group."""
+    """Of the ``holding`` groups (those of ``groups`` that import from ``root``), the one a
+    new import sorting at ``key`` belongs in: the first, unless the file splits that section
+    into blank-line groups sorted across the groups, as isort or usort order them
+    (ExecuTorch's own files do). Then the new import joins the last group whose first import
+    of ``root`` sorts before it, where a sorter would put it. A star import, from any
+    package, ends the groups considered: a sorter does not move imports past one, and what
+    follows it may be meant to shadow what it binds. Groups that are not in order (a group
+    by topic, under a comment) keep the first group."""
     considered = []
-    for group in holding:
+    for group in groups:
         if any(_is_star(s) for s in group):
-            break
-        considered.append(group)
+            break  # whatever package the star import is from
+        if any(group is other for other in holding):
+            considered.append(group)
     if len(considered) < 2:
         return holding[0]
     keys = [k for group in considered for k in _of_root(group, root)]
