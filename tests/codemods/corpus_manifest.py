@@ -23,6 +23,7 @@ FIELDS = (
     "licence",
     "kind",
     "calls",
+    "release_similarity",
     "fixture",
     "shapes",
 )
@@ -40,6 +41,7 @@ class Entry:
     licence: str
     kind: str
     calls: int  # calls of the old function in the file
+    release_similarity: float  # to the nearest release's file at that path (0: none has it)
     fixture: str  # the distilled script, fixtures/corpus/<fixture>.py
     shapes: str
 

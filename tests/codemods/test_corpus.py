@@ -51,6 +51,7 @@ def test_manifest_names_enough_real_files() -> None:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+", entry.repository), entry.id
         assert entry.licence.strip() and entry.shapes.strip() and entry.kind.strip(), entry.id
         assert entry.calls > 0, entry.id
+        assert 0 <= entry.release_similarity < 1, f"{entry.id}: a release file"
 
 
 def test_every_entry_is_distilled_and_every_fixture_names_its_entries() -> None:
@@ -177,7 +178,8 @@ def _as_real(folder: Path, name: str) -> Path:
     manifest.write_text(
         f'[[file]]\nid = "x"\nrepository = "owner/repo"\npath = "{name}"\n'
         f'commit = "{"0" * 40}"\nblob = "{blob_id(text.encode())}"\nlicence = "-"\n'
-        f'kind = "-"\ncalls = {len(old_calls(text))}\nfixture = "x"\nshapes = "-"\n',
+        f'kind = "-"\ncalls = {len(old_calls(text))}\nrelease_similarity = 0\n'
+        'fixture = "x"\nshapes = "-"\n',
         encoding="utf-8",
     )
     return manifest
