@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
-from qnn_passes import executorch_compat, export_stage, pipeline
+from qnn_passes import executorch_compat, export_stage, patched_passes, pipeline
 from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
 from qnn_passes.lift_qnn_constants import LiftQnnConstants
 from qnn_passes.methods import (
@@ -340,6 +340,7 @@ def qnn_transform_passes(
         # A program from qnn_export (or marked by older code that ran ExecuTorch's export
         # passes through it) has had them; running the migrated ones again is skipped.
         exported = _check_exported(name, progs[name], backend)
+        patched_passes.refuse_ignored_patches(backend, exported=exported, method=name)
         # Before the tables are resolved against ExecuTorch: its passes must be the ones
         # qnn_passes knows (the export-stage ones only if they did not run already).
         executorch_compat.require(variant, method=name, export_stage_needed=not exported)

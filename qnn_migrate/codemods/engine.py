@@ -174,12 +174,12 @@ def _on_excerpt(
     footprint = outcome.footprint
     if footprint.class_level_sites:
         return None  # class-level names of dropped methods would matter
-    if footprint.removed_names or footprint.keys_read:
+    if footprint.removed_names or footprint.keys_read or footprint.watched:
         dropped = set(WORD.findall(excerpt.dropped))
         if footprint.removed_names & dropped:
             return None  # the dropped code may still use an import the rule removed
-        if footprint.keys_read & dropped:
-            return None  # the dropped code may change the keys of a dict the rule read
+        if (footprint.keys_read | footprint.watched) & dropped:
+            return None  # the dropped code may change a dict the rule read, or patch a pass
     if footprint.import_names & excerpt.dropped_methods:
         return None  # a dropped method binds a name a new import would take, in its class
     unfixable = tuple(

@@ -117,6 +117,12 @@ EXECUTORCH_NOT_WHOLE = Reason(
     "their own reasons). Fix those, then run again; or use the default target "
     "(--target qnn-passes), which rewrites the others",
 )
+PATCH_LOST = Reason(
+    "QM112",
+    f"this {OLD} call is left as it is: `{{code}}` in this file patches `{{patched}}`, which the old "
+    "call runs but the rewritten code would not, so the patch would silently stop applying. "
+    "{ways}, then run again",
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -163,6 +169,12 @@ UNRESOLVED = Reason(
 OLD_COMMENT = Reason(
     "QM401",
     f"this comment above a rewritten call names {OLD}; update it if it describes the old call",
+)
+PATCH_EXPORTED = Reason(
+    "QM402",
+    "this patches `{patched}`, which ExecuTorch's QNN export stage runs: the calls of "
+    f"{OLD} in this file export with qnn_passes.qnn_export, which runs that stage, so the "
+    "patch still applies",
 )
 AVAILABILITY_CHECK = Reason(
     "QM301",

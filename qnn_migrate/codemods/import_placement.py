@@ -2,11 +2,16 @@
 
 Generic, for any rule: given the imports a rule needs and where the statement they belong
 with is (the module's leading imports, or an old import inside a function, a ``try`` or an
-``if``), :func:`place` records in a :class:`~qnn_migrate.codemods.rewrite_plan.RewritePlan`
-where each goes: merged into a ``from m import ...`` of the same module in the section, else
-at its sorted place in the section (the file's own grouping by blank lines and comments
-decides what a section is), else in a new section after the standard library's. Nothing here
-knows which names a rule imports or why; the rule (``rules/<rule>/imports.py``) decides that.
+``if``), :func:`place` schedules in an :class:`ImportSchedule` where each goes: merged into a
+``from m import ...`` of the same module in that scope, else at its sorted place in the
+section (the file's own grouping by blank lines and comments decides what a section is), else
+in a new section after the standard library's. Nothing here knows which names a rule imports
+or why; the rule (``rules/<rule>/imports.py``) decides that.
+
+Schedule, then apply (as LibCST's ``AddImportsVisitor`` collects imports in the context and
+applies them afterwards): placement writes only into its own schedule, which the transform
+that carries out a rule's plan (``rewrite_plan.ApplyPlan``) applies; nothing here imports the
+rule's plan.
 """
 
 from __future__ import annotations
@@ -14,16 +19,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 import libcst.helpers
 
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-if TYPE_CHECKING:
-    from qnn_migrate.codemods.rewrite_plan import RewritePlan
-
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -35,6 +37,29 @@ class ImportItem(NamedTuple):
     module: str
     obj: str
     name: str
+
+
+@dataclass
+class ImportSchedule:
+    """Where new import statements go in one module, decided before the tree is edited."""
+
+    # new import statements after a given statement: the last of the module's leading
+    # imports, or the old import when it sits inside a function, a try or an if
+    after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # new import statements before a given import statement (where they sort)
+    before: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
+    # statements after which the new imports open a group of their own (a blank line first)
+    new_group: set[cst.SimpleStatementLine] = field(default_factory=set)
+    # a comment the new imports next to a statement carry (the noqa marker for E402)
+    comments: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    # new import statements at the very start (a module without leading imports)
+    first: set[ImportItem] = field(default_factory=set)
+    # new names merged into an existing `from module import ...`
+    merged: dict[cst.ImportFrom, set[ImportItem]] = field(default_factory=dict)
+
+    def targets(self) -> list[cst.CSTNode]:
+        """Every node next to or in which something is scheduled."""
+        return [*self.after, *self.before, *self.merged]
 
 
 def bound_name(alias: cst.ImportAlias) -> str:
@@ -113,10 +138,12 @@ def block_imports(index: TreeIndex, placement: cst.SimpleStatementLine, item: Im
 
 
 def imported_around(index: TreeIndex, placement: cst.SimpleStatementLine, item: ImportItem) -> bool:
-    """True if a block around the one holding ``placement`` already has this exact import
-    before it (a function's import seen from a ``try`` nested in it, say): another one would
-    be a duplicate (pyflakes F811). A class body's imports do not count from the functions in
-    it, where its names are not visible."""
+    """True if the scope of ``placement`` already has this exact import before it: in a block
+    around the one holding it (a function's import seen from a ``try`` nested in it, say), or
+    nested in an earlier statement of such a block (``try: from m import x`` / ``except
+    ImportError: ...`` earlier in the function). Another one would be a duplicate (pyflakes
+    F811). A class body's imports do not count from the functions in it, where its names are
+    not visible; a nested ``def`` or ``class`` binds in its own scope."""
     node: cst.CSTNode = placement
     in_function = False
     while (parent := index.parent(node)) is not None:
@@ -125,12 +152,35 @@ def imported_around(index: TreeIndex, placement: cst.SimpleStatementLine, item: 
             for statement in () if hidden else parent.body:
                 if statement is node:
                     break
-                if isinstance(statement, cst.SimpleStatementLine) and any(
-                    imports(small, item) for small in statement.body
+                if imports_within(statement, item):
+                    return True
+        elif node is placement and isinstance(parent, cst.IndentedBlock | cst.Module):
+            for statement in parent.body:
+                if statement is node:
+                    break
+                if isinstance(statement, cst.BaseCompoundStatement) and imports_within(
+                    statement, item
                 ):
                     return True
         in_function = in_function or isinstance(parent, cst.FunctionDef | cst.Lambda)
         node = parent
+    return False
+
+
+def imports_within(statement: cst.BaseStatement, item: ImportItem) -> bool:
+    """True if ``statement``, or a statement nested in its blocks in the same scope (the
+    bodies of ``try``, ``except``, ``if``, ``with``, loops; not ``def`` or ``class``), is
+    this exact import."""
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Import | cst.ImportFrom):
+            if imports(node, item):
+                return True
+            continue
+        if isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda | cst.BaseExpression):
+            continue  # another scope, or an expression (no import statement in it)
+        stack.extend(node.children)
     return False
 
 
@@ -151,7 +201,7 @@ def last_per_block(
 
 
 def place(
-    plan: RewritePlan,
+    schedule: ImportSchedule,
     tree: cst.Module,
     items: set[ImportItem],
     block: Sequence[cst.BaseStatement],
@@ -170,51 +220,69 @@ def place(
     module = next(iter(items)).module
     straight = {item for item in items if not item.obj}
     from_items = items - straight
-    group, after = _section(_groups(region), placement, roots)
+    if from_items:
+        # A reviewer expects one `from m import ...` per module in a scope: the new names
+        # join one already there, in whichever section of the scope's imports it sits.
+        merge = _from_import_of(module, block, region)
+        if merge is not None:
+            schedule.merged.setdefault(merge, set()).update(from_items)
+            from_items = set()
+            if not straight:
+                return
+            items = straight
+    straight_first = bool(straight) and not from_items
+    group, after = _section(_groups(region), placement, roots, _sort_key(straight_first, module))
     if group is None and after is None and not region:
         anchor = _docstring(tree) if placement is None else placement
         if anchor is None:
-            plan.imports_first |= items
+            schedule.first |= items
         else:
-            plan.imports_after.setdefault(anchor, set()).update(items)
+            schedule.after.setdefault(anchor, set()).update(items)
         return
     if group is None:
         assert after is not None
-        plan.imports_after.setdefault(after, set()).update(items)
-        plan.imports_new_group.add(after)
-        carry_noqa(plan, after)
+        schedule.after.setdefault(after, set()).update(items)
+        schedule.new_group.add(after)
+        carry_noqa(schedule, after)
         return
-    if from_items:
-        merge = next(
-            (
-                node
-                for statement in group
-                for node in statement.body
-                if isinstance(node, cst.ImportFrom)
-                and not node.relative
-                and not isinstance(node.names, cst.ImportStar)
-                and node.module is not None
-                and cst.helpers.get_full_name_for_node(node.module) == module
-            ),
-            None,
-        )
-        if merge is not None:
-            plan.imports_merged.setdefault(merge, set()).update(from_items)
-            from_items = set()
     for kind, chosen in ((True, straight), (False, from_items)):
         if not chosen:
             continue
         key = _sort_key(kind, module)
         later = next((s for s in group if _statement_key(s) > key), None)
         if later is not None:
-            plan.imports_before.setdefault(later, set()).update(chosen)
-            carry_noqa(plan, later)
+            schedule.before.setdefault(later, set()).update(chosen)
+            carry_noqa(schedule, later)
         else:
-            plan.imports_after.setdefault(group[-1], set()).update(chosen)
-            carry_noqa(plan, group[-1])
+            schedule.after.setdefault(group[-1], set()).update(chosen)
+            carry_noqa(schedule, group[-1])
 
 
-def carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
+def _from_import_of(
+    module: str, block: Sequence[cst.BaseStatement], region: list[cst.SimpleStatementLine]
+) -> cst.ImportFrom | None:
+    """The first plain ``from module import ...`` (not a star, not relative) among the
+    statements of ``block`` up to the end of ``region``: imports that run before any code
+    that follows them, in the same scope."""
+    if not region:
+        return None
+    for statement in block:
+        if isinstance(statement, cst.SimpleStatementLine) and is_import(statement):
+            for node in statement.body:
+                if (
+                    isinstance(node, cst.ImportFrom)
+                    and not node.relative
+                    and not isinstance(node.names, cst.ImportStar)
+                    and node.module is not None
+                    and cst.helpers.get_full_name_for_node(node.module) == module
+                ):
+                    return node
+        if statement is region[-1]:
+            break
+    return None
+
+
+def carry_noqa(schedule: ImportSchedule, neighbour: cst.SimpleStatementLine) -> None:
     """New imports next to an import marked ``# noqa: E402`` (imports after module code,
     a ``sys.path`` tweak say) carry the same marker, or ruff would flag them."""
     comments = [neighbour.trailing_whitespace.comment]
@@ -224,7 +292,7 @@ def carry_noqa(plan: RewritePlan, neighbour: cst.SimpleStatementLine) -> None:
             if isinstance(after, cst.ParenthesizedWhitespace):
                 comments.append(after.first_line.comment)  # on the line of the opening parenthesis
     if any(c is not None and "noqa" in c.value and "E402" in c.value for c in comments):
-        plan.import_comments[neighbour] = "# noqa: E402"
+        schedule.comments[neighbour] = "# noqa: E402"
 
 
 def member_key(alias: cst.ImportAlias) -> tuple[object, ...]:
@@ -286,15 +354,16 @@ def _section(
     groups: list[list[cst.SimpleStatementLine]],
     placement: cst.SimpleStatementLine | None,
     roots: Sequence[str],
+    key: tuple[int, str],
 ) -> tuple[list[cst.SimpleStatementLine] | None, cst.SimpleStatementLine | None]:
-    """The group the new imports join, or (None, statement) to start a new group after
-    ``statement`` (None, None: at the start)."""
+    """The group the new imports (sorting at ``key``) join, or (None, statement) to start a
+    new group after ``statement`` (None, None: at the start)."""
     if placement is not None:
         return next(g for g in groups if any(s is placement for s in g)), None
     for root in roots:
-        for group in groups:
-            if any(m.split(".")[0] == root for s in group for m in _modules(s)):
-                return group, None
+        holding = [g for g in groups if _of_root(g, root)]
+        if holding:
+            return _sorted_group(groups, holding, root, key), None
     # No section of theirs: after the standard library's, as isort would open one.
     stdlib = [
         g
@@ -308,6 +377,59 @@ def _section(
     if stdlib:
         return None, stdlib[-1][-1]
     return (groups[-1], None) if groups else (None, None)
+
+
+def _of_root(group: list[cst.SimpleStatementLine], root: str) -> list[tuple[int, str]]:
+    """The sort keys of the statements in ``group`` that import from package ``root``."""
+    return [_statement_key(s) for s in group if any(m.split(".")[0] == root for m in _modules(s))]
+
+
+def _sorted_group(
+    groups: list[list[cst.SimpleStatementLine]],
+    holding: list[list[cst.SimpleStatementLine]],
+    root: str,
+    key: tuple[int, str],
+) -> list[cst.SimpleStatementLine]:
+    """Of the ``holding`` groups (those of ``groups`` that import from ``root``), the one a
+    new import sorting at ``key`` belongs in: the first, unless the file splits that section
+    into blank-line groups sorted across the groups, as isort or usort order them
+    (ExecuTorch's own files do). Then the new import joins the last group whose first import
+    of ``root`` sorts before it, where a sorter would put it. A star import, from any
+    package, ends the groups considered: a sorter does not move imports past one, and what
+    follows it may be meant to shadow what it binds. Groups that are not in order (a group
+    by topic, under a comment) keep the first group."""
+    considered = []
+    for group in groups:
+        if any(_is_star(s) for s in group):
+            break  # whatever package the star import is from
+        if any(group is other for other in holding):
+            considered.append(group)
+    if len(considered) < 2:
+        return holding[0]
+    keys = [k for group in considered for k in _of_root(group, root)]
+    # isort's order (`import x` before `from x import`), or usort's (by module alone)
+    for by_module in (False, True):
+        ordered = [_order(k, by_module) for k in keys]
+        if ordered == sorted(ordered):
+            chosen = considered[0]
+            for group in considered[1:]:
+                if _order(_of_root(group, root)[0], by_module) > _order(key, by_module):
+                    break
+                chosen = group
+            return chosen
+    return holding[0]
+
+
+def _order(key: tuple[int, str], by_module: bool) -> tuple[int, str]:
+    """``key`` as isort orders statements, or (``by_module``) as usort does, by module alone."""
+    return (0, key[1]) if by_module else key
+
+
+def _is_star(statement: cst.SimpleStatementLine) -> bool:
+    return any(
+        isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)
+        for small in statement.body
+    )
 
 
 def _sort_key(straight: bool, module: str) -> tuple[int, str]:

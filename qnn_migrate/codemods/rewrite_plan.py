@@ -14,7 +14,7 @@ from typing import cast
 import libcst as cst
 
 from qnn_migrate.codemods.import_layout import relayout
-from qnn_migrate.codemods.import_placement import ImportItem
+from qnn_migrate.codemods.import_placement import ImportItem, ImportSchedule
 from qnn_migrate.codemods.targets.site import StatementRewrite
 
 
@@ -40,19 +40,8 @@ class RewritePlan:
     reexported: set[cst.ImportAlias] = field(default_factory=set)
     # whole small statements to drop (``m = importlib.import_module(...)`` no longer used)
     remove_statements: set[cst.BaseSmallStatement] = field(default_factory=set)
-    # new import statements after a given statement: the last of the module's leading
-    # imports, or the old import when it sits inside a function, a try or an if
-    imports_after: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
-    # new import statements before a given import statement (where they sort)
-    imports_before: dict[cst.SimpleStatementLine, set[ImportItem]] = field(default_factory=dict)
-    # statements after which the new imports open a group of their own (a blank line first)
-    imports_new_group: set[cst.SimpleStatementLine] = field(default_factory=set)
-    # a comment the new imports next to a statement carry (the noqa marker for E402)
-    import_comments: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
-    # new import statements at the very start (a module without leading imports)
-    imports_first: set[ImportItem] = field(default_factory=set)
-    # new names merged into an existing top-level `from module import ...`
-    imports_merged: dict[cst.ImportFrom, set[ImportItem]] = field(default_factory=dict)
+    # where the new import statements go (``import_placement.place`` schedules them)
+    imports: ImportSchedule = field(default_factory=ImportSchedule)
 
     def is_empty(self) -> bool:
         """True when nothing would change."""
@@ -69,9 +58,7 @@ class RewritePlan:
             *self.remove_aliases,
             *self.reexported,
             *self.remove_statements,
-            *self.imports_after,
-            *self.imports_before,
-            *self.imports_merged,
+            *self.imports.targets(),
         ]
 
 
@@ -203,8 +190,8 @@ class ApplyPlan(cst.CSTTransformer):
             if kept:
                 kept[-1] = kept[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
             updated_node = updated_node.with_changes(body=kept)
-        before = self.plan.imports_before.get(original_node)
-        marker = self.plan.import_comments.get(original_node)
+        before = self.plan.imports.before.get(original_node)
+        marker = self.plan.imports.comments.get(original_node)
         if before:
             # The new imports sort before this one: they take its leading lines.
             text = import_lines(before, self.newline, self.unit, self.room, comment=marker)
@@ -226,7 +213,7 @@ class ApplyPlan(cst.CSTTransformer):
                     trailing_whitespace=_with_noqa(updated_node.trailing_whitespace)
                 )
             statements.append(updated_node)
-        extra = self.plan.imports_after.get(original_node)
+        extra = self.plan.imports.after.get(original_node)
         if extra:
             # When the new imports take the old one's place, they take its leading lines and
             # its comment (on each first line, so a noqa marker for E402 still applies).
@@ -242,7 +229,7 @@ class ApplyPlan(cst.CSTTransformer):
             new = self.parse(text)
             if replacing and new:
                 new[0] = _with_leading(new[0], updated_node.leading_lines)
-            elif original_node in self.plan.imports_new_group and new:
+            elif original_node in self.plan.imports.new_group and new:
                 new[0] = _with_leading(new[0], [cst.EmptyLine()])
             statements += new
         if not statements:
@@ -339,7 +326,7 @@ class ApplyPlan(cst.CSTTransformer):
                 names=[marked.get(a, a) for a in original_node.names]
             )
         kept = [marked.get(a, a) for a in original_node.names if a not in self.plan.remove_aliases]
-        merged = self.plan.imports_merged.get(original_node, set())
+        merged = self.plan.imports.merged.get(original_node, set())
         if len(kept) == len(original_node.names) and not merged:
             return updated_node
         added = [
@@ -398,9 +385,9 @@ class ApplyPlan(cst.CSTTransformer):
             else:
                 footer = _without_blanks(updated_node.footer)
                 updated_node = updated_node.with_changes(footer=footer)
-        if not self.plan.imports_first:
+        if not self.plan.imports.first:
             return updated_node
-        new = self.parse(import_lines(self.plan.imports_first, self.newline, self.unit, self.width))
+        new = self.parse(import_lines(self.plan.imports.first, self.newline, self.unit, self.width))
         return updated_node.with_changes(body=[*new, *updated_node.body])
 
 

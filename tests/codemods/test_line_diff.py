@@ -96,9 +96,11 @@ def test_on_real_rewrites_it_is_as_good_as_difflib(source: Path) -> None:
 
 def test_most_real_rewrites_give_difflibs_very_diff() -> None:
     """Both are minimal here; where several minimal diffs exist, a moved blank line may sit
-    elsewhere (three fixtures of the lot: blank lines around --target executorch's helper)."""
+    elsewhere (four fixtures of the lot: the blank lines around --target executorch's helper
+    in import_groups_sorted_across, import_sections_and_noqa and single_module_all_params,
+    after a removed ``try`` in qnn-passes' unused_import_removed)."""
     same = [_as_good_as_difflib(source) for source in PAIRS]
-    assert len(same) >= 20 and sum(same) >= len(same) - 3
+    assert len(same) >= 20 and sum(same) >= len(same) - 4
 
 
 def _repeated(n: int) -> tuple[list[str], list[str]]:

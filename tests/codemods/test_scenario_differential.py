@@ -28,6 +28,7 @@ call sites (one file, one rewrite per target); a longer local run::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable
@@ -47,6 +48,9 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
+from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
+
+from .corpus_checks import second_run_excess
 
 PARAMETERS = (
     "module",
@@ -378,7 +382,20 @@ def check(script: Script, target: str, flow: str | None = None) -> tuple[int, in
     # Every call is either rewritten or reported: none is skipped in silence.
     left = [u for u in result.unfixable if u.kind == "unfixable"]
     assert result.sites_rewritten + len(left) == len(cases), result.unfixable
+    reports_no_more_on_a_second_run(result, target, flow)
     return len(cases), result.sites_rewritten
+
+
+def reports_no_more_on_a_second_run(first: Any, target: str, flow: str | None) -> None:
+    """The rewrite never reports its own output: run again on what it wrote, it reports no
+    more sites of any code than the first run did (and rewrites nothing)."""
+    second = _rewritten(first.code, target, flow)
+    assert not second.changed and second.sites_rewritten == 0, second.code
+    more = second_run_excess(first.unfixable, second.unfixable)
+    assert not more, (
+        f"{target}: a second run reports more sites (code: (second, first)): {more}\n"
+        + "\n".join(u.render("rewritten.py") for u in second.unfixable)
+    )
 
 
 # -- the checks -----------------------------------------------------------------------------
@@ -458,9 +475,32 @@ def _always_shared(helper: Any, param: str) -> str:
     return "shared"
 
 
+def _self_reporting_docstring(since: str, *, short: bool = False) -> str:
+    """Planted mistake: the helper's docstring names the old function again (as before issue
+    28): every later run reports it as a string to update by hand."""
+    return f"to_edge_transform_and_lower_to_qnn of ExecuTorch {since} (planted)."
+
+
+_QNN_PASSES_STATEMENT = QnnPassesTarget.statement
+
+
+def _self_reporting_statement(self: Any, site: Any) -> Any:
+    """Planted mistake: the qnn-passes target writes a string naming the old function."""
+    rewrite = _QNN_PASSES_STATEMENT(self, site)
+    marker = '_ = "replaces to_edge_transform_and_lower_to_qnn"'
+    return dataclasses.replace(rewrite, prelude=(*rewrite.prelude, marker))
+
+
 MISTAKES = {
     "per-method-inputs-passed-whole": ("qnn-passes", "qnn_passes", "_forward", _forward_unselected),
     "per-method-values-shared": ("executorch", "executorch", "_Helper.shape", _always_shared),
+    "self-reporting-helper": ("executorch", "executorch", "helper_doc", _self_reporting_docstring),
+    "self-reporting-statement": (
+        "qnn-passes",
+        "qnn_passes",
+        "QnnPassesTarget.statement",
+        _self_reporting_statement,
+    ),
 }
 
 
@@ -474,7 +514,9 @@ def test_control_a_planted_mistake_is_caught(mistake: str, monkeypatch: pytest.M
     search = differential(
         target, None, settings(SETTINGS, max_examples=200, phases=[Phase.generate])
     )
-    with pytest.raises(AssertionError):
+    # A self-reporting output is caught by the second-run property, not by anything else.
+    match = "a second run reports more sites" if mistake.startswith("self-reporting") else None
+    with pytest.raises(AssertionError, match=match):
         search()
 
 

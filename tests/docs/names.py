@@ -234,7 +234,8 @@ def _defined(module: Path) -> dict[str, set[str]]:
 
 @cache
 def words(root: Path) -> frozenset[str]:
-    """Every word of every tracked file of ``root`` that is not markdown."""
+    """Every word of every tracked file of ``root`` that is not markdown, and the name of every
+    tracked file without its suffixes (a golden fixture ``case.in.py`` gives ``case``)."""
     listing = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         capture_output=True,
@@ -253,6 +254,7 @@ def words(root: Path) -> frozenset[str]:
         if name.startswith(".venv"):
             continue  # a virtualenv .ci/run made in the checkout
         path = root / name
+        found.add(Path(name).name.split(".")[0])
         if name.endswith(".md") or name.startswith(OWN_FILES):
             continue
         if not path.is_file() or path.is_symlink():

@@ -77,3 +77,51 @@ def test_rewritten_scenario_lowers_to_the_same_delegates(
         for method in a.methods:
             for x, y in zip(a.outputs[method], b.outputs[method], strict=True):
                 np.testing.assert_array_equal(y, x)
+
+
+PATCH = "DecomposeFloorDivide.call = add_becomes_sub\n"
+
+
+def test_a_patched_export_stage_pass_still_applies_after_the_rewrite(
+    qnn_cache: SessionCache,
+) -> None:
+    """The script patches ExecuTorch's DecomposeFloorDivide so that adds become subtractions.
+    Rewritten by both targets (the qnn-passes one exports with qnn_export because of the
+    patch, QM402), the patched method still runs: the same delegates and payloads as the
+    original, and outputs x - y. The control: the canonical flow's spelling (the rewrite of
+    the script without the patch, the patch put back) is refused by qnn_transform_passes,
+    which would not run ExecuTorch's export stage."""
+    scenario = "scenario_patched_export_pass"
+    source = (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
+    assert source.count(PATCH) == 1
+    rewritten = {t: rewrite_code(source, target=t, filename=scenario) for t in TARGETS}
+    assert [u.code for u in rewritten["qnn-passes"].unfixable] == ["QM402"]
+    assert "qnn_export(" in rewritten["qnn-passes"].code
+    assert not rewritten["executorch"].unfixable
+    canonical = rewrite_code(source.replace(PATCH, ""), target="qnn-passes", filename=scenario)
+    assert "torch.export.export(" in canonical.code and "qnn_export" not in canonical.code
+    control = canonical.code.replace("class Add(", PATCH + "\n\nclass Add(", 1)
+    old, *new, refused = qnn_cache.outcomes(
+        [
+            (run_script, (source, scenario)),
+            *[(run_script, (rewritten[t].code, f"{scenario}-{t}")) for t in TARGETS],
+            (run_script, (control, f"{scenario}-canonical")),
+        ]
+    )
+    assert isinstance(refused, FreshProcessError)
+    assert "DecomposeFloorDivide.call was replaced" in str(refused)
+    assert not isinstance(old, FreshProcessError), str(old)
+    (original,) = old
+    assert sum(original.delegates.values()) >= 1, "nothing was delegated to QNN"
+    np.testing.assert_allclose(original.outputs["forward"][0], np.full((2, 3), 0.75), rtol=1e-3)
+    for target, lowered in zip(TARGETS, new, strict=True):
+        assert not isinstance(lowered, FreshProcessError), f"{target}: {lowered}"
+        (b,) = lowered
+        assert b.delegates == original.delegates and b.outside == original.outside, target
+        assert [mask_signatures(p) for p in b.payloads] == [
+            mask_signatures(p) for p in original.payloads
+        ], target
+        np.testing.assert_array_equal(b.outputs["forward"][0], original.outputs["forward"][0])
+
+
+TARGETS = ("qnn-passes", "executorch")

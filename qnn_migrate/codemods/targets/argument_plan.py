@@ -74,8 +74,17 @@ def plan_arguments(
 
     if not statements:
         if late or not in_order(effectful):
-            names = ", ".join(f"`{p}`" for p in effectful)
-            raise OrderCannotBeKept(findings.ORDER.format(names=names), tuple(effectful))
+            # Name exactly the arguments that move: those evaluated after the work starts,
+            # and those the new code evaluates in another order than the call did.
+            swapped = {
+                p
+                for a, b in itertools.combinations(effectful, 2)
+                if position[a] > position[b]
+                for p in (a, b)
+            }
+            moved = tuple(p for p in effectful if p in late or p in swapped)
+            names = ", ".join(f"`{p}`" for p in moved)
+            raise OrderCannotBeKept(findings.ORDER.format(names=names), moved)
         return ArgumentPlan(hoisted=(), walrus=tuple(p for p in passed if p in must_bind))
 
     # The shortest prefix of the effectful arguments to hoist so that the rest, written

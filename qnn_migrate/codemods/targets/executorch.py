@@ -16,7 +16,7 @@ methods with specs that may ask for dumps (specs from ``generate_qnn_executorch_
 without ``dump_intermediate_outputs`` cannot). One module, ``_lower_to_qnn(model, inputs, specs)``::
 
     def _lower_to_qnn(module, inputs, compiler_specs):
-        \"\"\"to_edge_transform_and_lower_to_qnn of ExecuTorch 1.5.1, for this file's calls.\"\"\"
+        \"\"\"Lower to QNN as ExecuTorch 1.5.1's wrapper did, for this file's calls.\"\"\"
         setup_qnn_sdk()
         disable_mkldnn_on_amd()
         partitioner = QnnPartitioner(compiler_specs)
@@ -286,9 +286,11 @@ class _Helper:
             suffix=":",
         )
         header = self.printer.render(signature, "", 0)
-        doc = f'"""{self.target.old} of ExecuTorch {self.target.since}, for this file\'s calls."""'
+        # The docstring never names the old function: a later run would report its own
+        # output as a string to update by hand (QM208).
+        doc = f'"""{helper_doc(self.target.since)}"""'
         if len(self.unit) + len(doc) > self.printer.width:
-            doc = f'"""{self.target.old} of ExecuTorch {self.target.since}."""'
+            doc = f'"""{helper_doc(self.target.since, short=True)}"""'
         imports = local_imports() if local_imports is not None else []
         nl = self.printer.newline
         lines = [header, f"{self.unit}{doc}", *(f"{self.unit}{i}" for i in imports)]
@@ -429,6 +431,13 @@ class _Helper:
             depth,
             f", {DUMP_GUARD_MESSAGE}",
         )
+
+
+def helper_doc(since: str, *, short: bool = False) -> str:
+    """The first line of the helper's docstring (without quotes)."""
+    if short:
+        return f"Lower to QNN as ExecuTorch {since}'s wrapper did."
+    return f"Lower to QNN as ExecuTorch {since}'s wrapper did, for this file's calls."
 
 
 _DEFAULTS = {"skip_mutable_buffer": "False", "generate_etrecord": "False"}

@@ -39,12 +39,20 @@ After, where it must stay one expression (comprehensions, lambdas, conditional b
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec
 from qnn_migrate.codemods.layout import ArgSpec, CallSpec, Seq, Text
 from qnn_migrate.codemods.targets.argument_plan import bind_arguments, plan_arguments
-from qnn_migrate.codemods.targets.site import References, Site, StatementRewrite, one_method
+from qnn_migrate.codemods.targets.site import (
+    References,
+    Site,
+    StatementRewrite,
+    lift_parameter_comments,
+    one_method,
+)
 
 QNN_PASSES = "qnn_passes"
 SDK_SETUP = "executorch.backends.qualcomm.utils.qnn_sdk_setup"
@@ -71,6 +79,7 @@ class QnnPassesTarget:
 
     def __init__(self, spec: TargetSpec, deprecation: Deprecation) -> None:
         self.name = spec.name
+        self.parameters = deprecation.parameters
         self.statement_order = spec.first_use
         self.expression_order = (
             "compiler_specs",
@@ -78,7 +87,17 @@ class QnnPassesTarget:
         )
 
     def statement(self, site: Site) -> StatementRewrite:
-        """``programs = ...export...``, then the call inside ``with qnn_manager_context``."""
+        """``programs = ...export...``, then the call inside ``with qnn_manager_context``.
+
+        A comment in the old call that names one of its parameters (a commented-out keyword
+        argument) goes above the statement: the new calls do not all take that parameter."""
+        site, lifted = lift_parameter_comments(site, self.parameters, _comment_stays)
+        rewrite = self._statement(site)
+        if not lifted:
+            return rewrite
+        return dataclasses.replace(rewrite, prelude=(*lifted, *rewrite.prelude))
+
+    def _statement(self, site: Site) -> StatementRewrite:
         shape = None
         if site.flow == "canonical":
             single = one_method(site)
@@ -256,6 +275,26 @@ class QnnPassesTarget:
             tuple(args),
             dangling=site.bound.dangling_comments,
         )
+
+
+# Where the comments of each argument land (its first use that carries comments), and the
+# parameters of the old call that the call there takes by keyword. None: the comments after
+# the last argument, which end the generic call.
+_GENERIC = ("constant_methods", "generate_etrecord")
+_COMMENTS_LAND_IN: dict[str | None, tuple[str, ...]] = {
+    **{p: TRANSFORM_KEYWORDS for p in TRANSFORM_KEYWORDS},
+    "skip_mutable_buffer": ("skip_node_id_set", "skip_node_op_set", "skip_mutable_buffer"),
+    "constant_methods": _GENERIC,
+    "generate_etrecord": _GENERIC,
+    None: _GENERIC,
+    "dynamic_shapes": ("dynamic_shapes",),
+}
+
+
+def _comment_stays(param: str | None, named: str) -> bool:
+    """True if a comment naming the parameter ``named``, written with the argument
+    ``param``, lands in a call that takes ``named``."""
+    return named in _COMMENTS_LAND_IN.get(param, ())
 
 
 def _forward(refs: References, param: str, shape: dict[str, str]) -> ArgSpec:

@@ -9,6 +9,7 @@ or raises :class:`CannotRewrite` with the reason shown to the user.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -173,6 +174,49 @@ class References:
     def keywords(self, params: Iterable[str], *, comments: bool = False) -> list[ArgSpec]:
         """Keyword arguments for those of ``params`` the call passed, in that order."""
         return [self.arg(p, keyword=True, comments=comments) for p in params if self.site.passed(p)]
+
+
+_NAMES_A_PARAMETER = re.compile(r"#\s*(\w+)\s*=(?!=)")
+
+
+def named_parameter(comment: str, parameters: Iterable[str]) -> str | None:
+    """The parameter a comment names as a commented-out keyword argument (``# skip_node_op_set
+    ={...},``), when it is one of ``parameters``."""
+    found = _NAMES_A_PARAMETER.match(comment)
+    return found.group(1) if found is not None and found.group(1) in parameters else None
+
+
+def lift_parameter_comments(
+    site: Site, parameters: Iterable[str], stays: Callable[[str | None, str], bool]
+) -> tuple[Site, list[str]]:
+    """``site`` without the comments that name a parameter of the old call where they would
+    land in a call that does not take it, and those comments (the caller puts them above the
+    statement): uncommenting one there, as it invites, would be a TypeError.
+
+    ``stays(param, named)``: True if the comments of the argument ``param`` (None: those
+    after the last argument) go to a call that takes the parameter ``named``."""
+    names = set(parameters)
+    lifted: list[str] = []
+
+    def keep(param: str | None, comments: Iterable[str]) -> tuple[str, ...]:
+        kept: list[str] = []
+        for comment in comments:
+            named = named_parameter(comment, names)
+            (lifted if named is not None and not stays(param, named) else kept).append(comment)
+        return tuple(kept)
+
+    args = {}
+    for param, passed in site.bound.args.items():
+        before = keep(param, passed.comments_before)
+        trailing = passed.trailing_comment
+        if trailing is not None and not keep(param, [trailing]):
+            trailing = None
+        args[param] = dataclasses.replace(passed, comments_before=before, trailing_comment=trailing)
+    dangling = keep(None, site.bound.dangling_comments)
+    if not lifted:
+        return site, []
+    bound = dataclasses.replace(site.bound, args=args, dangling_comments=dangling)
+    return dataclasses.replace(site, bound=bound), lifted
 
 
 def one_method(site: Site) -> Site | None:

@@ -11,6 +11,8 @@ and each is reported.
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from qnn_migrate.codemods import findings
@@ -21,7 +23,7 @@ from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 from qnn_migrate.codemods.rules.lower_to_qnn.imports import import_placement
 from qnn_migrate.codemods.rules.lower_to_qnn.shapes import SiteWriter
 from qnn_migrate.codemods.targets.executorch import HELPER, ExecutorchTarget, forward_value
-from qnn_migrate.codemods.targets.site import NameAllocator
+from qnn_migrate.codemods.targets.site import NameAllocator, named_parameter
 
 
 def plan_helper(
@@ -42,7 +44,11 @@ def plan_helper(
     name = NameAllocator(writer.words | set(writer.imports.names.values())).fresh(HELPER)
     facts = []
     for call, bound in calls:
-        facts.append(target.facts(bound, writer.knowledge))
+        # A commented-out keyword argument in the call stays where it is: the helper takes
+        # that parameter (with the wrapper's default), so uncommenting it still works.
+        named = _commented_parameters(bound, ctx.deprecation.parameters)
+        found = target.facts(bound, writer.knowledge)
+        facts.append(dataclasses.replace(found, passed=found.passed | named))
         module = bound.args["module"].value
         unwrap = None
         if forward_value(module) is not None:
@@ -82,6 +88,15 @@ def plan_helper(
             writer.imports.record(item, placement)
     plan.definitions[anchor] = text
     return name
+
+
+def _commented_parameters(bound: BoundCall, parameters: tuple[str, ...]) -> frozenset[str]:
+    """The parameters that comments in the call name as commented-out keyword arguments."""
+    comments = [*bound.dangling_comments]
+    for passed in bound.args.values():
+        comments += [*passed.comments_before, *filter(None, [passed.trailing_comment])]
+    named = (named_parameter(c, parameters) for c in comments)
+    return frozenset(p for p in named if p is not None)
 
 
 def _statement(ctx: FileContext, node: cst.CSTNode) -> cst.BaseStatement:

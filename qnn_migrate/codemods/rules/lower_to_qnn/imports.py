@@ -99,10 +99,14 @@ class ImportNames:
         )
 
     def already_imported(self, module: str, obj: str, name: str) -> bool:
-        """True if the module level already binds ``name`` to exactly this, and only this."""
+        """True if the module level already binds ``name`` to exactly this, and to nothing
+        else but an ``except ImportError:`` fallback of None (``try: from m import name``):
+        another import of it would be a duplicate (pyflakes F811)."""
         bindings = self._bound(name, self.ctx.tree)
         item = ImportItem(module, obj, name)
-        return bool(bindings) and all(imports(a.node, item) for a in bindings)
+        return any(imports(a.node, item) for a in bindings) and all(
+            self._same(a, module, obj, name) for a in bindings
+        )
 
     def record(self, item: ImportItem, placement: cst.SimpleStatementLine | None) -> None:
         self.imports.setdefault(item, set()).add(placement)
@@ -356,11 +360,11 @@ def _place(
     """Plan the new imports from one module: before an old import that stays in a ``try``
     (see :data:`findings.IMPORTS_BEFORE_OLD`), else where an import sorter would put them."""
     if placement is not None and _old_import_stays_in_try(ctx, plan, placement):
-        if placement not in plan.imports_before:
+        if placement not in plan.imports.before:
             ctx.note(placement, findings.IMPORTS_BEFORE_OLD)
-        plan.imports_before.setdefault(placement, set()).update(items)
+        plan.imports.before.setdefault(placement, set()).update(items)
         return
-    placing.place(plan, ctx.tree, items, block, region, placement, _THIRD_PARTY_ROOTS)
+    placing.place(plan.imports, ctx.tree, items, block, region, placement, _THIRD_PARTY_ROOTS)
 
 
 def _old_import_stays_in_try(

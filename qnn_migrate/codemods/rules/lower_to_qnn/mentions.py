@@ -199,18 +199,6 @@ def expression_binders(
     return found
 
 
-def comprehension_locals(index: TreeIndex, scope: cst.CSTNode) -> set[str]:
-    """Names that occur in ``scope`` only inside comprehensions that bind them: each such
-    comprehension has its own variable, so a new name of the scope does not clash with it."""
-    inside: set[str] = set()
-    elsewhere: set[str] = set()
-    for node in index.subtree(scope):
-        if isinstance(node, cst.Name):
-            bound = enclosing_comprehension_targets(index, node, scope)
-            (inside if node.value in bound else elsewhere).add(node.value)
-    return inside - elsewhere
-
-
 def binding_names(alias: cst.ImportAlias) -> set[str]:
     """Every name an alias binds in scope analysis (``import a.b`` binds a and a.b)."""
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):

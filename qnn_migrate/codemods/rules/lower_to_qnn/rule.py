@@ -9,12 +9,14 @@ on an excerpt of the file.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
 from qnn_migrate.codemods import findings
+from qnn_migrate.codemods.call_binding import BoundCall
 from qnn_migrate.codemods.deprecations import Deprecation, TargetSpec, catalog, lower_to_qnn
 from qnn_migrate.codemods.rewrite_plan import ApplyPlan, RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn import sites
@@ -26,6 +28,7 @@ from qnn_migrate.codemods.rules.lower_to_qnn.imports import (
     plan_unused_imports,
 )
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import Mentions, find_mentions
+from qnn_migrate.codemods.rules.lower_to_qnn.patches import EXPORT, LOST, find_patches, patchable
 from qnn_migrate.codemods.rules.lower_to_qnn.shapes import SiteWriter
 from qnn_migrate.codemods.targets.executorch import ExecutorchTarget
 from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
@@ -51,6 +54,9 @@ class Footprint:
     import_names: frozenset[str] = frozenset()  # names new imports bind unless taken
     # module-level dicts whose keys the rewrite relied on (code elsewhere could change them)
     keys_read: frozenset[str] = frozenset()
+    # names that, written in code the excerpt left out, could change the outcome (a patch
+    # of a pass the wrapper runs: see ``patches.py``)
+    watched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,7 @@ class LowerToQnn:
 
         tell(f"resolving {len(found.mentions)} mentions of the name")
         calls = [c for c in (sites.classify(ctx, m) for m in found.mentions) if c is not None]
+        calls = _keep_patches(ctx, self.target.name, calls)
         if isinstance(self.target, ExecutorchTarget):
             writer = SiteWriter(ctx, None, set())
             plan = RewritePlan()
@@ -173,6 +180,7 @@ class LowerToQnn:
             class_level_sites=writer.class_level_sites,
             import_names=bases,
             keys_read=frozenset(writer.knowledge.followed),
+            watched=patchable().words(),
         )
         plan_unused_imports(ctx, found.mentions, found.exported, plan)
         if plan.is_empty():
@@ -188,6 +196,7 @@ class LowerToQnn:
             removed,
             bases,
             frozenset(writer.knowledge.followed),
+            patchable().words(),
         )
         tell("writing the new code")
         paths: set[cst.CSTNode] = set()
@@ -198,6 +207,35 @@ class LowerToQnn:
                 walk = ctx.parent(walk)
         applied = tree.visit(ApplyPlan(plan, tree, paths, width=self.options.line_length))
         return RuleResult(applied, ctx.report, footprint)
+
+
+def _keep_patches(
+    ctx: FileContext, target: str, calls: list[tuple[cst.Call, BoundCall]]
+) -> list[tuple[cst.Call, BoundCall]]:
+    """The calls to rewrite, given the file's patches of what the wrapper runs
+    (``patches.py``): none when the new code would lose a patch (each call reported with
+    the first such patch); with the qnn_export flow when only that keeps a patch applying."""
+    if not calls:
+        return calls
+    found = find_patches(ctx, target)
+    lost = [p for p in found if p.effect == LOST]
+    if lost:
+        first = min(lost, key=lambda p: ctx.line(p.node))
+        # The patch's own code, not its line: the rule may run on an excerpt of the file,
+        # whose line numbers are not the file's.
+        code = " ".join(ctx.tree.code_for_node(first.node).split())
+        code = code if len(code) <= 60 else code[:57] + "..."
+        reason = findings.PATCH_LOST.format(code=code, patched=first.patched, ways=first.ways)
+        for call, _ in calls:
+            ctx.leave(call, reason)
+            ctx.left_calls.append(call)
+        return []
+    exported = [p for p in found if p.effect == EXPORT]
+    for patch in exported:
+        ctx.note(patch.node, findings.PATCH_EXPORTED.format(patched=patch.patched))
+    if exported:
+        ctx.options = dataclasses.replace(ctx.options, flow="qnn-export")
+    return calls
 
 
 def check_targets() -> None:

@@ -21,7 +21,6 @@ from qnn_migrate.codemods.rewrite_plan import RewritePlan
 from qnn_migrate.codemods.rules.lower_to_qnn.context import FileContext
 from qnn_migrate.codemods.rules.lower_to_qnn.imports import ImportNames, import_placement
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import (
-    comprehension_locals,
     enclosing_comprehension_targets,
     expression_binders,
     names_used,
@@ -72,17 +71,18 @@ class SiteWriter:
         """Fresh names for one site in ``scope``.
 
         In a function, fresh with respect to every name the function (and what is nested in
-        it) uses, except names used only inside comprehensions that bind them (each has its
-        own); at module or class level, to every word of the file, since any function
-        could read a global. Sites run one after the other, so two sites in one scope may
-        reuse the same generated names.
+        it) uses or binds, a comprehension's own loop variables included (a new binding of
+        the same name would be legal, but a reader would take the two for one); at module
+        or class level, to every word of the file, since any function could read a global.
+        Sites run one after the other, so two sites in one scope may reuse the same
+        generated names.
         """
         if scope not in self._scope_names:
             if isinstance(scope, cst.Module | cst.ClassDef):
                 taken = set(self.words)
             else:
                 index = self.ctx.index
-                taken = names_used(index, scope) - comprehension_locals(index, scope)
+                taken = names_used(index, scope)
             self._scope_names[scope] = taken
         return NameAllocator(self._scope_names[scope] | set(self.imports.names.values()))
 

@@ -33,3 +33,20 @@ def test_the_rule_returns_its_result_instead_of_exposing_state() -> None:
     # The same rule object runs again with nothing carried over from the last module.
     again = rule.run(cst.parse_module("x = 1\n"))
     assert again.module is None and again.report.unfixable == []
+
+
+def test_the_helper_docstring_of_an_earlier_version_is_not_reported() -> None:
+    """Files rewritten before the helper's docstring stopped naming the old function are the
+    tool's own output: a run over them reports nothing (the same text elsewhere is prose)."""
+    import libcst as cst
+
+    from qnn_migrate.codemods.rules.lower_to_qnn import LowerToQnn
+
+    old_doc = f'"""{OLD} of ExecuTorch 1.5.1, for this file\'s calls."""'
+    rewritten = f"def _lower_to_qnn(module, inputs, compiler_specs):\n    {old_doc}\n    return 1\n"
+    rule = LowerToQnn("executorch")
+    assert rule.run(cst.parse_module(rewritten)).report.unfixable == []
+    # Controls: the same text as a module docstring, or not first in the function, is prose.
+    for code in (f"{old_doc}\n", f"def f():\n    x = 1\n    {old_doc}\n"):
+        codes = [u.code for u in rule.run(cst.parse_module(code)).report.unfixable]
+        assert codes == ["QM208"], code
