@@ -4,7 +4,7 @@
                                         [--compile-only] [--one-process] [--json FILE]
 
 Runs one shard the way ``bot run-shard`` does on an x86-simulator host: ExecuTorch 1.5.1's
-own ``backends/qualcomm/tests/test_qnn_delegate.py`` under the runner's ``junit_wrapper.py``
+own ``backends/qualcomm/tests/test_qnn_delegate.py`` under the runner's ``junit_wrapper``
 with ``--seed 1126`` and ``--fork-per-test`` (each test in its own child of the wrapper;
 ``--one-process`` runs them in one, as a host with ``fork_per_test = false``), the real QNN 2.51 compile (the libraries and ABI bridge of the
 real-QNN tier, tests/qnn_htp) and, with ``--enable_x86_64``, the real HTP simulator behind

@@ -270,7 +270,8 @@ def _check_job(passes_job: object, variant: str, name: str) -> None:
         if entry is None or label in to_edge or module.startswith("qnn_passes"):
             continue
         where = (
-            f"it runs as {entry.runs_as.replace(':', '.')} at the start of the to-edge stage"
+            f"it runs as {entry.runs_as.__module__}.{entry.runs_as.__name__} at the start of "
+            "the to-edge stage"
             if entry.runs_as is not None
             else f"to-edge's own decomposition makes it unnecessary ({entry.why})"
         )

@@ -157,7 +157,7 @@ def _export_checks(variant: str, theirs: Iterable[str]) -> list[PassCheck]:
             )
             checks.append(PassCheck(variant, EXPORT, name, UNKNOWN, note))
         elif entry.runs_as is not None:
-            where = entry.runs_as.replace(":", ".")
+            where = f"{entry.runs_as.__module__}.{entry.runs_as.__name__}"
             checks.append(PassCheck(variant, EXPORT, name, entry.state, f"runs as {where}"))
         else:
             checks.append(PassCheck(variant, EXPORT, name, entry.state, entry.why))

@@ -28,7 +28,19 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass
 from torch.fx.passes.infra.pass_base import PassResult
 
+from qnn_passes.decompose_as_strided import DecomposeAsStrided
+from qnn_passes.decompose_binary_alpha import DecomposeBinaryAlpha
+from qnn_passes.decompose_cdist import DecomposeCDist
+from qnn_passes.decompose_expm1 import DecomposeExpM1
+from qnn_passes.decompose_hardsigmoid import DecomposeHardsigmoid
+from qnn_passes.decompose_linalg_vector_norm import DecomposeLinalgVectorNorm
+from qnn_passes.decompose_pdist import DecomposePDist
+from qnn_passes.decompose_reciprocal import DecomposeReciprocal
+from qnn_passes.decompose_roll import DecomposeRoll
+from qnn_passes.decompose_var import DecomposeVar
 from qnn_passes.errors import QnnConfigError
+from qnn_passes.insert_reshape_for_reduce_ops import InsertReshapeForReduceOps
+from qnn_passes.lift_scalar_operands import LiftScalarOperands
 
 if TYPE_CHECKING:
     import torch
@@ -43,7 +55,7 @@ class ExportStagePass:
 
     name: str
     state: str  # MIGRATED or UNNECESSARY
-    runs_as: str | None  # "module:Class" of our implementation, when migrated
+    runs_as: type[ExportPass] | None  # our implementation, when migrated
     why: str
     variants: tuple[str, ...] = ("base", "htp", "gpu", "lpai")
 
@@ -52,39 +64,39 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "DecomposeReciprocal",
         MIGRATED,
-        "qnn_passes.decompose_reciprocal:DecomposeReciprocal",
+        DecomposeReciprocal,
         "reciprocal -> div(1, x), as the HTP/GPU/LPAI export stage",
         ("htp", "gpu", "lpai"),
     ),
     ExportStagePass(
         "DecomposeHardsigmoid",
         MIGRATED,
-        "qnn_passes.decompose_hardsigmoid:DecomposeHardsigmoid",
+        DecomposeHardsigmoid,
         "LPAI has no hardsigmoid; QNN keeps the op whole through to-edge",
         ("lpai",),
     ),
     ExportStagePass(
         "DecomposeAsStrided",
         MIGRATED,
-        "qnn_passes.decompose_as_strided:DecomposeAsStrided",
+        DecomposeAsStrided,
         "to-edge leaves as_strided_copy, which QNN has no builder for",
     ),
     ExportStagePass(
         "DecomposeBinaryAlpha",
         MIGRATED,
-        "qnn_passes.decompose_binary_alpha:DecomposeBinaryAlpha",
+        DecomposeBinaryAlpha,
         "to-edge keeps add/sub's alpha, which QNN's builders ignore",
     ),
     ExportStagePass(
         "DecomposeCDist",
         MIGRATED,
-        "qnn_passes.decompose_cdist:DecomposeCDist",
+        DecomposeCDist,
         "to-edge leaves _cdist_forward",
     ),
     ExportStagePass(
         "DecomposePDist",
         MIGRATED,
-        "qnn_passes.decompose_pdist:DecomposePDist",
+        DecomposePDist,
         "to-edge leaves _pdist_forward",
     ),
     ExportStagePass(
@@ -103,7 +115,7 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "DecomposeRoll",
         MIGRATED,
-        "qnn_passes.decompose_roll:DecomposeRoll",
+        DecomposeRoll,
         "to-edge would give arange/fmod/index_select; roll is kept whole and sliced here",
     ),
     ExportStagePass(
@@ -127,14 +139,14 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "DecomposeLinalgVectorNorm",
         MIGRATED,
-        "qnn_passes.decompose_linalg_vector_norm:DecomposeLinalgVectorNorm",
+        DecomposeLinalgVectorNorm,
         "to-edge's own decomposition over all elements leaves sum(x, dim=None), which QNN's "
         "reduce builder cannot read; the norm is kept whole and decomposed here",
     ),
     ExportStagePass(
         "DecomposeExpM1",
         MIGRATED,
-        "qnn_passes.decompose_expm1:DecomposeExpM1",
+        DecomposeExpM1,
         "to-edge leaves expm1",
     ),
     ExportStagePass(
@@ -146,7 +158,7 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "DecomposeVar",
         MIGRATED,
-        "qnn_passes.decompose_var:DecomposeVar",
+        DecomposeVar,
         "to-edge leaves var.correction",
     ),
     ExportStagePass(
@@ -170,13 +182,13 @@ EXPORT_STAGE: tuple[ExportStagePass, ...] = (
     ExportStagePass(
         "LiftConstantScalarOperands",
         MIGRATED,
-        "qnn_passes.lift_scalar_operands:LiftScalarOperands",
+        LiftScalarOperands,
         "QNN's builders take tensor operands",
     ),
     ExportStagePass(
         "InsertReshapeForReduceOps",
         MIGRATED,
-        "qnn_passes.insert_reshape_for_reduce_ops:InsertReshapeForReduceOps",
+        InsertReshapeForReduceOps,
         "QNN's argmax/argmin need an axis",
     ),
 )
@@ -207,20 +219,13 @@ def keep_whole() -> list[torch._ops.OpOverload]:
     return [torch.ops.aten.roll.default, torch.ops.aten.linalg_vector_norm.default]
 
 
-def _import(path: str) -> Any:
-    import importlib
-
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 def export_stage_passes(variant: str, *, method: str = "forward") -> list[ExportPass]:
     """The migrated export-stage passes for ``variant``, in order, ending with :class:`CheckExportStage`."""
     passes: list[ExportPass] = []
     for name in _ORDER:
         entry = BY_NAME[name]
         if variant in entry.variants and entry.runs_as is not None:
-            passes.append(_import(entry.runs_as)())
+            passes.append(entry.runs_as())
     passes.append(CheckExportStage(variant, method=method))
     return passes
 

@@ -37,7 +37,12 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from qnn_passes.annotate_get_attr import AnnotateGetAttr
+from qnn_passes.canonicalize_conv import CanonicalizeConv
+from qnn_passes.convert_linear_to_conv2d import ConvertLinearToConv2d
 from qnn_passes.errors import PassOrderError, QnnConfigError
+from qnn_passes.flatten_rms_norm import FlattenRmsNorm
+from qnn_passes.reshape_scalar_select import ReshapeScalarSelect
 
 if TYPE_CHECKING:
     from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -173,10 +178,10 @@ REBUILDS_GRAPH: tuple[str, ...] = ("I64toI32", "LayoutTransform")
 REANNOTATES_GET_ATTR = "AnnotateGetAttr"
 
 # ExecuTorch pass -> the implementation in this package that runs in its place.
-SUBSTITUTES: Mapping[str, str] = {
-    "AnnotateGetAttr": "qnn_passes.annotate_get_attr:AnnotateGetAttr",
-    "CanonicalizeConv": "qnn_passes.canonicalize_conv:CanonicalizeConv",
-    "ConvertLinearToConv2d": "qnn_passes.convert_linear_to_conv2d:ConvertLinearToConv2d",
+SUBSTITUTES: Mapping[str, type] = {
+    "AnnotateGetAttr": AnnotateGetAttr,
+    "CanonicalizeConv": CanonicalizeConv,
+    "ConvertLinearToConv2d": ConvertLinearToConv2d,
 }
 
 
@@ -189,18 +194,20 @@ class OwnPass:
     tables above), so the tables that reproduce ExecuTorch's stay as they are.
     """
 
-    name: str
-    path: str  # "module:Class"
+    cls: type
     runs_after: tuple[str, ...]
     runs_before: tuple[str, ...]
     variants: tuple[str, ...]
     why: str
 
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
 
 OWN_PASSES: tuple[OwnPass, ...] = (
     OwnPass(
-        "ReshapeScalarSelect",
-        "qnn_passes.reshape_scalar_select:ReshapeScalarSelect",
+        ReshapeScalarSelect,
         (),
         ("Remove0DTensor",),
         VARIANTS,
@@ -208,8 +215,7 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         "(I64toI32) rejects (static-cache decoders)",
     ),
     OwnPass(
-        "FlattenRmsNorm",
-        "qnn_passes.flatten_rms_norm:FlattenRmsNorm",
+        FlattenRmsNorm,
         ("RecomposeRmsNorm", "FoldQDQ"),
         ("LayoutTransform",),
         ("htp",),
@@ -225,7 +231,8 @@ def own_passes(variant: str) -> tuple[OwnPass, ...]:
 
 
 # Where the table names above are ExecuTorch classes (qnn_passes.executorch_compat checks
-# that each still is), and the other ExecuTorch passes a user's dep_table may name.
+# that each still is), and the other ExecuTorch passes a user's dep_table may name. These stay
+# names, not imports: an ExecuTorch that no longer has one is drift, which that check reports.
 EXECUTORCH_PASSES = "executorch.backends.qualcomm._passes"
 ALSO_KNOWN: tuple[str, ...] = (
     "executorch.backends.transforms.decompose_sdpa:DecomposeScaledDotProductAttention",
@@ -288,6 +295,7 @@ def _name(p: object) -> str:
 
 # -- resolving names to classes ------------------------------------------------------------
 def _import(path: str) -> Any:
+    """The ExecuTorch class named ``"module:Class"`` (``ALSO_KNOWN``)."""
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -306,12 +314,12 @@ def executorch_pass(name: str) -> type:
 
 def substitutes() -> dict[type, type]:
     """ExecuTorch class -> our class, for every entry of ``SUBSTITUTES``."""
-    return {executorch_pass(name): _import(path) for name, path in SUBSTITUTES.items()}
+    return {executorch_pass(name): ours for name, ours in SUBSTITUTES.items()}
 
 
 def resolve(name: str) -> type:
     """The class that runs for table name ``name``: our substitute, else ExecuTorch's pass."""
-    return _import(SUBSTITUTES[name]) if name in SUBSTITUTES else executorch_pass(name)
+    return SUBSTITUTES[name] if name in SUBSTITUTES else executorch_pass(name)
 
 
 def known_pass_classes() -> set[type]:
@@ -321,7 +329,7 @@ def known_pass_classes() -> set[type]:
     known |= {c for c in vars(module).values() if isinstance(c, type)}
     known |= {_import(path) for path in ALSO_KNOWN}
     known |= set(substitutes().values())
-    known |= {_import(p.path) for p in OWN_PASSES}
+    known |= {p.cls for p in OWN_PASSES}
     return known
 
 
@@ -517,7 +525,7 @@ def plan(
         ) from None
 
     for own in own_passes(variant):
-        cls = _import(own.path)
+        cls = own.cls
         if cls not in job:
             order = _splice(order, cls, own, method)
             job[cls] = {ACTIVATE_KEY: True, KWARGS_KEY: _init_defaults(cls)}

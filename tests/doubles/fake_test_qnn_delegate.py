@@ -31,7 +31,7 @@ slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
 When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
 When FAKE_QNN_ENV_LOG is set, each run appends there the QNN_* variables it was started with.
-Tests are run by the real unittest machinery, directly or through bot/junit_wrapper.py.
+Tests are run by the real unittest machinery, directly or through bot/lab/junit_wrapper/.
 """
 
 from __future__ import annotations

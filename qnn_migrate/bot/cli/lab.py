@@ -104,7 +104,7 @@ def device_matrix(
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("qnn-shard-out"),
     show_default=True,
-    help="Where result.json, junit.xml, logs and the logcat excerpt go (upload it).",
+    help="Where the results and logs go (the files are listed above; upload the folder).",
 )
 @click.option(
     "--executorch-dir",
@@ -142,7 +142,27 @@ def run_shard(
 ) -> None:
     """Run one shard on a phone of this host: health check, tests, JUnit, retry, cleanup.
 
-    Writes OUT/result.json (the ShardResult) and prints "ran N of M expected tests".
+    Prints "ran N of M expected tests" and writes into OUT (upload it whatever the exit
+    code; docs/runners.md, "What run-shard does"):
+
+    \b
+      result.json      the ShardResult, which `bot report` reads
+      summary.txt      its "ran N of M expected tests" line
+      host-check.json  what the job user's and the sealed host's checks found
+      shard.json       the shard as this host ran it
+      attempts.json    each attempt: its phone, tests and INFRA count
+      import-check/    the `import executorch` check's stdout.txt and stderr.txt
+      attempt-N/       per attempt (attempt-2: the retry of INFRA tests):
+        junit.xml        the tests' results, rewritten after each test
+        programs.json    a fingerprint of every program the tests lowered
+        command.txt      the test script's command (fallback.txt: its -v rerun)
+        stdout.txt, stderr.txt   the test process's logs
+        artifacts/       what the harness wrote (its --artifact_dir)
+        health.json, logcat.txt, phone-reset.json   on a phone: its health check,
+                         its logcat excerpt, what its reset removed
+
+    Exit codes: 0 every expected test passed or was skipped, 1 some did not, 2 refused or
+    bad input.
     """
     from dataclasses import replace
 

@@ -16,11 +16,12 @@ from pathlib import Path
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import PROGRAMS_FILE, ArtifactError
 from qnn_migrate.bot.lab import job_user, preflight, process, results
-from qnn_migrate.bot.lab.junit_wrapper import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
+from qnn_migrate.bot.lab.junit_wrapper.main import EXIT_UNUSABLE, EXIT_WRAPPER_FAULT
 from qnn_migrate.bot.lab.settings import RunSettings, child_env
 from qnn_migrate.bot.model import HostShard, RunsOn, ShardResult
 
-WRAPPER = Path(__file__).with_name("junit_wrapper.py")
+# The wrapper is a folder that Python runs by path (its __main__.py loads the rest).
+WRAPPER = Path(__file__).with_name("junit_wrapper")
 STDERR_TAIL_LINES = 30
 
 

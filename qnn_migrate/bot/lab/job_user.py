@@ -51,11 +51,11 @@ from qnn_migrate.bot.lab import integrity, locks, process
 from qnn_migrate.bot.lab.host_config import JobUsers
 
 HERE = Path(__file__).parent
-# The files of the bot a job user's processes run by path (the helper; the JUnit wrapper and
-# the recorder it loads; the other-backends driver). The bot's install may sit where a job
-# user cannot read (the runner's home): they are staged into the state folder, the
-# supervisor's and readable by all, under their content's hash.
-STAGED = ("job_helper.py", "junit_wrapper.py", "program_recorder.py", "other_backends.py")
+# The files of the bot a job user's processes run by path (the helper; the JUnit wrapper, a
+# folder staged whole, and the recorder it loads from beside it; the other-backends driver).
+# The bot's install may sit where a job user cannot read (the runner's home): they are staged
+# into the state folder, the supervisor's and readable by all, under their content's hash.
+STAGED = ("job_helper.py", "junit_wrapper", "program_recorder.py", "other_backends.py")
 HELPER_PATH = "/usr/bin:/bin"
 ENV_TOOL = "/usr/bin/env"
 # A user in one of these groups can become root or read any disk: not a job user.
@@ -296,10 +296,24 @@ def unpack(data: bytes, into: Path) -> list[str]:
 # ---------------------------------------------------------------------- finding a user
 
 
+def staged_files() -> dict[str, bytes]:
+    """What ``stage`` copies: the path under the staged folder -> the content, for each
+    ``STAGED`` file, and for a ``STAGED`` folder each of its ``.py`` files."""
+    files: dict[str, bytes] = {}
+    for name in STAGED:
+        path = HERE / name
+        if path.is_dir():
+            for member in sorted(path.glob("*.py")):
+                files[f"{name}/{member.name}"] = member.read_bytes()
+        else:
+            files[name] = path.read_bytes()
+    return files
+
+
 def stage(state_dir: Path) -> Path:
     """The bot's ``STAGED`` files copied to ``<state_dir>/bot-files/<hash>/`` (made once)."""
     digest = hashlib.sha256()
-    texts = {name: (HERE / name).read_bytes() for name in STAGED}
+    texts = staged_files()
     for name, data in texts.items():
         digest.update(name.encode() + b"\0" + data + b"\0")
     target = state_dir / "bot-files" / digest.hexdigest()[:16]
@@ -309,8 +323,12 @@ def stage(state_dir: Path) -> Path:
     target.parent.chmod(0o755)
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=".stage-"))
     for name, data in texts.items():
-        (work / name).write_bytes(data)
-        (work / name).chmod(0o644)
+        path = work / name
+        if not path.parent.is_dir():
+            path.parent.mkdir()
+            path.parent.chmod(0o755)
+        path.write_bytes(data)
+        path.chmod(0o644)
     work.chmod(0o755)
     try:
         os.rename(work, target)
@@ -320,7 +338,8 @@ def stage(state_dir: Path) -> Path:
 
 
 def staged_argv(argv: Sequence[str], staged: Path) -> list[str]:
-    """``argv`` with each path of a ``STAGED`` file of the bot's install made the staged one."""
+    """``argv`` with each path of a ``STAGED`` file or folder of the bot's install made the
+    staged one."""
     mapping = {str(HERE / name): str(staged / name) for name in STAGED}
     return [mapping.get(word, word) for word in argv]
 

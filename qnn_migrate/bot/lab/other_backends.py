@@ -1,11 +1,11 @@
 """Runs ExecuTorch's own tests of other backends (XNNPACK, portable) under the JUnit wrapper.
 
 This file runs on the simulator host inside the ExecuTorch checkout, with ExecuTorch's own
-Python, as the "test script" ``junit_wrapper.py`` loads (``catalog.command_argv`` builds
+Python, as the "test script" ``junit_wrapper`` loads (``catalog.command_argv`` builds
 its command for a matrix with ``modules``): it uses the standard library at import time
 and imports nothing from qnn-migrate.
 
-    python junit_wrapper.py --junit-xml OUT.xml --programs P.json other_backends.py \\
+    python .../junit_wrapper --junit-xml OUT.xml --programs P.json other_backends.py \\
         --module executorch.backends.xnnpack.test.ops.test_abs --seed 1126 \\
         TestAbs.test_fp32_abs [the runner's own flags, ignored]
 

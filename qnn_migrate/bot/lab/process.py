@@ -8,7 +8,7 @@ this one that was not there before the run. The runner is a child subreaper on L
 a daemon that leaves the run's session is re-parented here instead of to init and stays
 findable. A run of PR code is started as its job user (``RunAs``: ``job_user.JobUser``),
 and after it every process of that uid is ended, whatever it did to escape the rest.
-(``job_helper.py`` and ``junit_wrapper.py`` are scripts of the bot that run in the job
+(``job_helper.py`` and the ``junit_wrapper`` package are scripts of the bot that run in the job
 user's processes; what they start is theirs.) The runner's own short commands (``git rev-parse``, the simulator's ``--help``
 probe) go through ``run_captured``: a timeout, no shell, bounded output.
 """

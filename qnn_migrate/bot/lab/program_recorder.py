@@ -1,7 +1,7 @@
 """Records a fingerprint of every program a test harness lowers, from outside the harness.
 
 This file runs on the device host inside the test process, with ExecuTorch's own Python,
-next to ``junit_wrapper.py`` (which loads it by path when given ``--programs FILE``): it
+next to the ``junit_wrapper`` folder (which loads it by path when given ``--programs FILE``): it
 uses the standard library at import time and imports nothing from qnn-migrate; torch and
 ExecuTorch are imported only once the harness has loaded them.
 

@@ -34,11 +34,9 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from qnn_migrate.bot.lab.junit_wrapper import (
-    DIED_EXCEPTION,
-    PerTestTimeout,
-    SetupEnvironmentError,
-)
+from qnn_migrate.bot.lab.junit_wrapper.fork import DIED_EXCEPTION
+from qnn_migrate.bot.lab.junit_wrapper.hooks import PerTestTimeout
+from qnn_migrate.bot.lab.junit_wrapper.main import SetupEnvironmentError
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 
 MAX_XML_BYTES = 32 * 1024 * 1024

@@ -97,6 +97,46 @@ def test_run_shard_rejects_bad_input_with_the_reason(lab: Lab) -> None:
     assert "characters adb serials never use" in result.output
 
 
+def _written(out: Path) -> set[str]:
+    """What a run wrote under ``out``: each file's name and each folder's (``attempt-N/``
+    for any attempt); what the harness wrote in ``artifacts/`` is the harness's, not named."""
+    names: set[str] = set()
+    for path in out.rglob("*"):
+        parts = path.relative_to(out).parts
+        folders = ["attempt-N" if p.startswith("attempt-") else p for p in parts[:-1]]
+        names |= {f"{p}/" for p in folders}
+        if "artifacts" not in folders:
+            names.add(f"{parts[-1]}/" if path.is_dir() else parts[-1])
+    return {n.replace("attempt-1/", "attempt-N/") for n in names}
+
+
+def _unnamed(names: set[str], text: str) -> list[str]:
+    return sorted(n for n in names if n not in text)
+
+
+def test_run_shard_help_and_the_docs_name_every_file_it_writes(lab: Lab) -> None:
+    """Issue 29 found programs.json missing from `run-shard --help`: every file a phone run
+    writes into --out is named there, and in docs/runners.md's "What run-shard does"."""
+    lab.scenario(tests={ADD: "fail"})
+    shard = lab.root / "one.json"
+    shard.write_text(json.dumps(lab.shard(ABS, ADD).to_dict()))
+    out = lab.root / "out"
+    args = ["--shard", str(shard), "--host-config", str(host_toml(lab)), "--out", str(out)]
+    ran = CliRunner().invoke(device_cli.run_shard, args, env=lab.env())
+    assert ran.exit_code == device_cli.EXIT_FAILED, ran.output
+    written = _written(out)
+    # (host-check.json too, with a job user: tests/bot/lab/test_job_user.py)
+    assert {"result.json", "junit.xml", "programs.json", "stderr.txt"} <= written
+    said = CliRunner().invoke(device_cli.run_shard, ["--help"], terminal_width=100).output
+    docs = (Path(__file__).parents[3] / "docs" / "runners.md").read_text(encoding="utf-8")
+    section = docs.split("## What `run-shard` does", 1)[1].split("\n## ", 1)[0]
+    assert _unnamed(written, said) == []
+    assert _unnamed(written, section) == []
+    # Control: a name neither gives is found.
+    assert _unnamed(written | {"planted.json"}, said) == ["planted.json"]
+    assert _unnamed(written | {"planted.json"}, section) == ["planted.json"]
+
+
 def test_device_check_lifts_quarantine_and_list_shows_it(lab: Lab) -> None:
     config = host_toml(lab)
     quarantine.put(lab.state_dir, "PHONE_A", "adb command failed")

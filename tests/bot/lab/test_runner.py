@@ -378,8 +378,8 @@ def test_simulator_shard_needs_no_phone(lab: Lab) -> None:
     assert "--device" not in result.command and "--host" not in result.command
     assert lab.calls() == []
     # The wrapper seeds each test with the seed the script gets (junit_wrapper --seed).
-    (line,) = [ln for ln in lab.logs if "junit_wrapper.py" in ln]
-    wrapper_args = line.split("junit_wrapper.py", 1)[1].split(" backends/", 1)[0]
+    (line,) = [ln for ln in lab.logs if "/junit_wrapper " in ln]
+    wrapper_args = line.split("/junit_wrapper", 1)[1].split(" backends/", 1)[0]
     assert f" --seed {result.shard.seed} " in wrapper_args + " ", line
 
 

@@ -204,13 +204,13 @@ def wrapper_argv(
     ``verify_output`` after lowering, so outputs are not fingerprinted)."""
     import executorch
 
-    from qnn_migrate.bot.lab import junit_wrapper
+    from qnn_migrate.bot.lab import attempt
 
     script = Path(next(iter(executorch.__path__))) / "backends/qualcomm/tests/test_qnn_delegate.py"
     return [
         sys.executable,
         str(HERE / "python_wrapper.py"),
-        junit_wrapper.__file__,
+        str(attempt.WRAPPER),
         "--junit-xml",
         str(out / "junit.xml"),
         *(["--programs", str(out / "programs.json")] if programs else []),
