@@ -111,10 +111,10 @@ def refuse_ignored_patches(
         for cls in manager.get_export_passes():  # type: ignore[no-untyped-call]
             checks.append((cls, None, "export"))
     package = importlib.import_module(EXECUTORCH_PASSES)
-    for name, path in SUBSTITUTES.items():
+    for name, ours in SUBSTITUTES.items():
         theirs = getattr(package, name, None)  # a missing one is drift, reported after this
         if isinstance(theirs, type):
-            checks.append((theirs, None, f"to-edge:{path.partition(':')[0]}"))
+            checks.append((theirs, None, f"to-edge:{ours.__module__}"))
     for cls, names, stage in checks:
         for name, replacement in replaced_methods(cls, names):
             raise QnnConfigError(_message(cls, name, replacement, stage, method))
