@@ -16,6 +16,7 @@ from qnn_migrate.bot import doctor
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted((ROOT / ".github" / "adopt" / "workflows").glob("*.yml"))
+CAMPAIGN_TEMPLATES = sorted((ROOT / ".github" / "adopt" / "campaign").glob("*.yml"))
 PLACEHOLDERS = {"<owner>", "<sha>"}
 YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
 
@@ -47,7 +48,7 @@ def test_the_pre_commit_snippet_is_a_whole_config(name: str) -> None:
     assert {h["id"] for h in repo["hooks"]} <= hooks
 
 
-@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.name)
+@pytest.mark.parametrize("template", TEMPLATES + CAMPAIGN_TEMPLATES, ids=lambda p: p.name)
 def test_each_adoption_template_loads_and_uses_the_readmes_placeholders(template: Path) -> None:
     text = template.read_text(encoding="utf-8")
     assert isinstance(yaml.safe_load(text), dict)

@@ -210,7 +210,20 @@ def test_a_to_edge_pass_added_or_dropped_by_executorch_is_drift(real: InstalledP
 
 
 # -- the guard in the real lowering entry point ---------------------------------------------
-@pytest.mark.usefixtures("executorch_with_a_new_htp_export_pass")
+@pytest.fixture
+def executorch_that_lists_a_new_htp_export_pass(
+    monkeypatch: pytest.MonkeyPatch, fresh_guard: None, real: InstalledPasses
+) -> None:
+    """The guard reads an ExecuTorch whose HTP pass manager lists one more export-stage pass
+    (a double of ``read_installed``: patching the class itself is a patch, refused first by
+    qnn_passes.patched_passes, as tests/passes/test_patched_passes.py shows)."""
+    export = dict(real.export_passes)
+    export["htp"] = (*export["htp"], DecomposeFutureOpDouble.__name__)
+    drifted = dataclasses.replace(real, export_passes=export)
+    monkeypatch.setattr(executorch_compat, "read_installed", lambda: drifted)
+
+
+@pytest.mark.usefixtures("executorch_that_lists_a_new_htp_export_pass")
 def test_qnn_transform_passes_refuses_a_drifted_executorch_and_qnn_export_gets_round_it() -> None:
     with pytest.raises(QnnConfigError) as caught:
         qnn_transform_passes(_program(), flows.specs("htp"))

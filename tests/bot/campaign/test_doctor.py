@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from workflows.templates import filled
+
 from qnn_migrate.bot import doctor
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -18,7 +20,7 @@ def adopter(tmp: Path, campaign: str | None) -> Path:
     workflows = tmp / ".github" / "workflows"
     workflows.mkdir(parents=True)
     for name in ("qnn-command.yml", "qnn-device-tests.yml"):
-        text = (ADOPT / "workflows" / name).read_text().replace(doctor.PLACEHOLDER, PIN)
+        text = filled((ADOPT / "workflows" / name).read_text(), PIN)
         (workflows / name).write_text(text)
     if campaign is not None:
         (workflows / "qnn-campaign.yml").write_text(campaign)
@@ -26,7 +28,7 @@ def adopter(tmp: Path, campaign: str | None) -> Path:
 
 
 def template() -> str:
-    return (ADOPT / "campaign" / "qnn-campaign.yml").read_text().replace(doctor.PLACEHOLDER, PIN)
+    return filled((ADOPT / "campaign" / "qnn-campaign.yml").read_text(), PIN)
 
 
 def test_the_template_adopted_at_the_same_commit_passes(tmp_path: Path) -> None:

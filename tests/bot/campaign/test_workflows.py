@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
+from workflows.templates import filled
 from workflows.test_workflows import load, lockdown_problems, steps
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -32,6 +34,25 @@ ORG = TEMPLATES / "qnn-campaign-org.yml"
 BIN = Path(sys.executable).parent
 WRITES_CODE = {"contents": "write", "pull-requests": "write"}
 APP_TOKEN = "actions/create-github-app-token@"
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    """An adoption template as an adopter fills it in (the README's placeholders replaced)."""
+    doc = YAML(typ="safe").load(filled(path.read_text(encoding="utf-8")))
+    assert isinstance(doc, dict), path
+    return doc
+
+
+def filled_copies(tmp: Path, *paths: Path) -> list[Path]:
+    """Each template filled in, written under ``tmp`` with its own name (workflows as they are)."""
+    out = []
+    for path in paths:
+        if path.parent != TEMPLATES:
+            out.append(path)
+            continue
+        out.append(tmp / path.name)
+        out[-1].write_text(filled(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return out
 
 
 def command_job_permissions() -> dict[str, str]:
@@ -92,7 +113,7 @@ def test_the_reusable_workflow_splits_writing_code_from_starting_runs() -> None:
 
 
 def test_the_callers_template_runs_on_a_schedule_or_by_hand_at_the_pinned_commit() -> None:
-    doc = load(CALLER)
+    doc = load_template(CALLER)
     assert lockdown_problems(CALLER.name, doc) == []
     assert set(doc["on"]) == {"schedule", "workflow_dispatch"}
     (call,) = doc["jobs"].values()
@@ -115,7 +136,7 @@ def _token_permissions(step: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_organizations_template_mints_one_narrow_token_per_repository_and_step() -> None:
-    doc = load(ORG)
+    doc = load_template(ORG)
     assert lockdown_problems(ORG.name, doc) == []
     assert set(doc["on"]) == {"schedule", "workflow_dispatch"}
     campaign, summary = doc["jobs"]["campaign"], doc["jobs"]["summary"]
@@ -141,7 +162,7 @@ def test_the_organizations_template_mints_one_narrow_token_per_repository_and_st
 
 
 def test_zizmor_and_githubs_schema_accept_them(tmp_path: Path) -> None:
-    files = [REUSABLE, CALLER, ORG]
+    files = filled_copies(tmp_path, REUSABLE, CALLER, ORG)
     schema = [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows"]
     proc = subprocess.run([*schema, *map(str, files)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -160,7 +181,7 @@ def test_zizmor_and_githubs_schema_accept_them(tmp_path: Path) -> None:
     pedantic = [str(BIN / "zizmor"), "--offline", "--persona", "pedantic", "--no-progress"]
     proc = subprocess.run([*pedantic, str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "template-injection" in proc.stdout + proc.stderr
-    bad.write_text(ORG.read_text().replace("    environment: qnn-campaign\n", ""))
+    bad.write_text(filled(ORG.read_text()).replace("    environment: qnn-campaign\n", ""))
     auditor = [str(BIN / "zizmor"), "--offline", "--persona", "auditor", "--no-progress"]
     proc = subprocess.run([*auditor, str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "secrets-outside-env" in proc.stdout + proc.stderr
@@ -170,7 +191,7 @@ def test_zizmor_and_githubs_schema_accept_them(tmp_path: Path) -> None:
 def test_their_scripts_parse_as_bash(path: Path) -> None:
     bash = shutil.which("bash")
     assert bash
-    for _, _, step in steps(load(path)):
+    for _, _, step in steps(load_template(path) if path.parent == TEMPLATES else load(path)):
         if "run" in step:
             proc = subprocess.run([bash, "-n", "-c", step["run"]], capture_output=True, text=True)
             assert proc.returncode == 0, f"{path.name}:{step.get('name')}: {proc.stderr}"
