@@ -204,8 +204,9 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         (),
         ("Remove0DTensor",),
         VARIANTS,
-        "Remove0DTensor feeds a copy into a 0-d buffer a [1] tensor, which the next retrace "
-        "(I64toI32) rejects (static-cache decoders)",
+        "Remove0DTensor replaces a 0-d select by the whole tensor selected from: wrong values "
+        "for an n-element tensor (a prefill's cache_position[0]), and a [1] value where a 0-d "
+        "buffer or a copy into one needs 0-d (static-cache decoders)",
     ),
     OwnPass(
         "FlattenRmsNorm",
