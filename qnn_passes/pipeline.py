@@ -217,6 +217,15 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         "QNN 2.51's HTP RmsNorm is wrong over the last dimension of a tensor with two or more "
         "leading dimensions larger than 1 (Qwen3's q/k norm); it is right on 2-D",
     ),
+    OwnPass(
+        "BroadcastConstantPow",
+        "qnn_passes.broadcast_constant_pow:BroadcastConstantPow",
+        ("RecomposeRmsNorm", "FoldQDQ"),
+        ("LayoutTransform",),
+        ("htp",),
+        "QNN 2.51's HTP folds a pow of two static operands wrongly when one is broadcast "
+        "(weight normalization's norm ** 0.5: 16 dB); with both at the output's shape it is right",
+    ),
 )
 
 
