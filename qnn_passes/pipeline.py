@@ -218,13 +218,14 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         "leading dimensions larger than 1 (Qwen3's q/k norm); it is right on 2-D",
     ),
     OwnPass(
-        "BroadcastConstantPow",
-        "qnn_passes.broadcast_constant_pow:BroadcastConstantPow",
+        "BroadcastStaticOperands",
+        "qnn_passes.broadcast_static_operands:BroadcastStaticOperands",
         ("RecomposeRmsNorm", "FoldQDQ"),
         ("LayoutTransform",),
         ("htp",),
-        "QNN 2.51's HTP folds a pow of two static operands wrongly when one is broadcast "
-        "(weight normalization's norm ** 0.5: 16 dB); with both at the output's shape it is right",
+        "QNN 2.51's HTP folds an elementwise op of static operands wrongly when one is "
+        "broadcast (weight normalization's norm ** 0.5: 16 dB; (p * 2 - 1).sum(): no context "
+        "binary); with every operand at the output's shape it is right",
     ),
 )
 

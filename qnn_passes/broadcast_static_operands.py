@@ -1,28 +1,35 @@
-"""BroadcastConstantPow: a ``pow`` computed from constants alone gets operands of its output's shape, which QNN folds right.
+"""BroadcastStaticOperands: an elementwise op computed from constants alone gets operands of its output's shape, which QNN folds right.
 
-QNN 2.51's HTP evaluates an ``ElementWisePower`` whose two inputs are both static (a
-parameter, or computed from parameters and constants only) while it prepares the graph, and
-it gets the broadcast wrong: for some shapes only the first element is raised to the exponent
-and every other element to the power 0 (``p ** 2`` of a ``[4, 8]`` parameter came out as
-``[p[0]**2, 1, 1, ...]``, 1.6 dB against eager; a ``[8, 8]`` one was right). Every migrated
-``pow`` has a broadcast operand: LiftScalarOperands makes ``x ** 2.0`` a ``pow`` by a 0-d
-constant. The case that matters is weight normalization (wav2vec2's positional conv,
-``weight_norm(dim=2)``): the weight is ``g * v / (sum(|v| ** 2) ** 0.5)`` of two parameters,
-computed on QNN every run, and came out at 16 dB. With both operands at the output's shape
-QNN's folding is right (measured on the same shapes), so this pass gives them that shape:
-a constant operand is stored expanded; a computed one is expanded by ``expand_copy``.
+QNN 2.51's HTP evaluates ops whose inputs are all static (parameters, and what is computed from
+parameters and constants only) while it prepares the graph, and its folding gets broadcast
+operands wrong. Measured on the real compiler and simulator:
+
+* ``ElementWisePower``: for some shapes only the first element is raised to the exponent and
+  every other element to the power 0 (``p ** 2`` of a ``[4, 8]`` parameter came out as
+  ``[p[0]**2, 1, 1, ...]``, 1.6 dB against eager; ``[8, 8]`` and ``[32, 8]`` were right). Weight
+  normalization (wav2vec2's positional conv, ``weight_norm(dim=2)``: ``g * v / sum(|v| ** 2) **
+  0.5`` of two parameters, computed on QNN every run) came out at 16 dB;
+* ``(p * 2.0 - 1.0).sum(dims)``: the graph does not prepare at all ("Op ... preparation failed",
+  then "Failed to generate Qnn context binary"; found by the semantics probes,
+  tests/passes/arithmetic.py).
+
+Every number operand is broadcast: LiftScalarOperands makes ``x * 2.0`` a ``mul`` by a 0-d
+constant. With the operands at the output's shape both cases are right (measured on the same
+shapes), so this pass gives them that shape: a constant operand is stored expanded, a computed
+one is expanded by ``expand_copy``. The larger constant exists only while QNN prepares the
+graph, which folds it away: the context binary keeps the folded result, as before.
 
 Before / after (``p``: a ``[4, 8]`` parameter, ``c``: the 0-d exponent constant)::
 
     %y = aten.pow.Tensor_Tensor(%p, %c)                   # [4, 8] ** []
     # ->
-    %c2 = get_attr[_qnn_pow_operand_0]                   # c expanded to [4, 8]
+    %c2 = get_attr[_qnn_static_operand_0]                # c expanded to [4, 8]
     %y = aten.pow.Tensor_Tensor(%p, %c2)
 
-A ``pow`` with an operand that is not static (an activation) is left as it is: QNN computes
-it at run time, and broadcasts right. Quantized operands are left alone too (a new constant
-would need encodings). Runs after FoldQDQ and before LayoutTransform (``pipeline.OWN_PASSES``),
-so that LayoutTransform lays the new constants out as it does every other.
+An op with an operand that is not static (an activation) is left as it is: QNN computes it at
+run time, and broadcasts right. Quantized operands are left alone too (a new constant would
+need encodings). Runs after FoldQDQ and before LayoutTransform (``pipeline.OWN_PASSES``), so
+that LayoutTransform lays the new constants out as it does every other.
 """
 
 from __future__ import annotations
@@ -40,8 +47,26 @@ if TYPE_CHECKING:
     from torch.export import ExportedProgram
 
 _aten = exir_ops.edge.aten
-POWS = (_aten.pow.Tensor_Tensor,)
-PREFIX = "_qnn_pow_operand"
+# QNN's elementwise ops with more than one tensor operand.
+ELEMENTWISE = frozenset(
+    {
+        _aten.add.Tensor,
+        _aten.sub.Tensor,
+        _aten.mul.Tensor,
+        _aten.div.Tensor,
+        _aten.pow.Tensor_Tensor,
+        _aten.maximum.default,
+        _aten.minimum.default,
+        _aten.where.self,
+        _aten.eq.Tensor,
+        _aten.ne.Tensor,
+        _aten.lt.Tensor,
+        _aten.le.Tensor,
+        _aten.gt.Tensor,
+        _aten.ge.Tensor,
+    }
+)
+PREFIX = "_qnn_static_operand"
 
 
 def constant_derived(ep: ExportedProgram) -> set[torch.fx.Node]:
@@ -65,8 +90,8 @@ def _quantized(node: torch.fx.Node) -> bool:
     return any(key in node.meta for key in qnn_meta_keys() if "quant" in key)
 
 
-class BroadcastConstantPow(ExportedProgramPassBase):
-    """Give each ``pow`` of static operands operands of its output's shape (see the module doc)."""
+class BroadcastStaticOperands(ExportedProgramPassBase):
+    """Give each elementwise op of static operands operands of its output's shape (see the module doc)."""
 
     def call(self, exported_program: ExportedProgram) -> ExportedProgramPassResult:
         ep = exported_program
@@ -75,10 +100,10 @@ class BroadcastConstantPow(ExportedProgramPassBase):
         static = constant_derived(ep)
         modified = False
         for node in list(graph.nodes):
-            if node.op != "call_function" or node.target not in POWS:
+            if node.op != "call_function" or node.target not in ELEMENTWISE:
                 continue
-            operands = node.args[:2]
-            if not all(isinstance(a, torch.fx.Node) and a in static for a in operands):
+            operands = [a for a in node.args if isinstance(a, torch.fx.Node)]
+            if len(operands) < 2 or not all(a in static for a in operands):
                 continue
             if any(_quantized(a) for a in (node, *operands) if isinstance(a, torch.fx.Node)):
                 continue
