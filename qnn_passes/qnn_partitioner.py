@@ -14,6 +14,11 @@ otherwise fail the whole lowering (nothing in ExecuTorch is patched):
   end, under a dynamic sequence length: ``TypeError``) ends the lowering with a traceback from
   inside the partitioner. :class:`DeclineOnError` turns that into "not supported": the op stays
   on the CPU and the reason is logged (logger ``qnn_passes.qnn_partitioner``, level INFO).
+* **An op is kept whole only if QNN can build it.** QNN asks to-edge to keep ``rms_norm``,
+  ``instance_norm`` and ``prelu`` whole, but their builders take the weight (and bias) only as
+  a constant; with a computed one (``F.rms_norm(x, (d,), w * s)``) QNN declines the op and the
+  lowering stops with "... was not decomposed or delegated" (found by the semantics probes,
+  tests/passes/arithmetic.py). Such an op is decomposed instead, into ops QNN builds.
 * **A partition with no graph inputs is left to the CPU.** QNN cannot build a graph whose
   every input is a constant (an ``arange`` -> ``erf`` chain: "No graph inputs present", then
   "Failed to generate Qnn context binary"). :func:`graph_inputs` finds what a partition reads
@@ -261,6 +266,34 @@ def untag_mutable_buffers(program: ExportedProgram) -> dict[str, str]:
     return untagged
 
 
+def _constant_arguments() -> dict[Any, tuple[int, ...]]:
+    """ATen ops QNN asks to-edge to keep whole whose builder takes these arguments only as
+    constants (``get_parameter``): given a computed one, it raises and QNN declines the op."""
+    import torch
+
+    aten = torch.ops.aten
+    return {
+        aten.rms_norm.default: (2,),  # weight
+        aten.instance_norm.default: (1, 2),  # weight, bias
+        aten.prelu.default: (1,),  # weight
+    }
+
+
+def _constants_where_needed(
+    node: torch.fx.Node, program: ExportedProgram, needs: dict[Any, tuple[int, ...]]
+) -> bool:
+    """False if ``node`` is kept whole only for a builder that will refuse one of its arguments:
+    kept whole and then declined, the op would stop the lowering ("... was not decomposed or
+    delegated"); decomposed, it lowers as the ops it is made of."""
+    from qnn_passes.constant_inputs import is_constant
+
+    for index in needs.get(node.target, ()):
+        arg = node.args[index] if len(node.args) > index else None
+        if arg is not None and not is_constant(program, arg):
+            return False
+    return True
+
+
 class QnnEdgePartitioner(QnnPartitioner):
     """QnnPartitioner that keeps the migrated passes' ops whole, declines ops whose builder fails,
     leaves partitions without graph inputs to the CPU and hands QNN only the mutable buffers it
@@ -275,10 +308,13 @@ class QnnEdgePartitioner(QnnPartitioner):
     ) -> tuple[list[torch._ops.OpOverload], Callable[[torch.fx.Node], bool] | None]:
         ops, qnn_filter = super().ops_to_not_decompose(ep)
         ours = [op for op in keep_whole() if op not in ops]
+        needs_constants = _constant_arguments()
 
         def keep(node: torch.fx.Node) -> bool:
             if node.target in ours:
                 return True
+            if not _constants_where_needed(node, ep, needs_constants):
+                return False
             return qnn_filter(node) if qnn_filter is not None else True
 
         return [*ops, *ours], keep

@@ -190,3 +190,25 @@ def test_control_a_buffer_only_copied_into_stays_with_its_delegate() -> None:
         if n.name == "b_cache0"
     ]
     assert reads_initial_contents(cache)
+
+
+def test_an_rms_norm_with_a_computed_weight_is_not_kept_whole() -> None:
+    from passes import flows
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
+
+    class Norms(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(8))
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            constant = torch.nn.functional.rms_norm(x, (8,), self.w)
+            computed = torch.nn.functional.rms_norm(x, (8,), self.w + 0.5)
+            return constant, computed
+
+    program = torch.export.export(Norms(), (torch.randn(2, 3, 8),))
+    ops, keep = QnnEdgePartitioner(flows.specs()).ops_to_not_decompose(program)
+    assert torch.ops.aten.rms_norm.default in ops and keep is not None
+    norms = [n for n in program.graph.nodes if n.target == torch.ops.aten.rms_norm.default]
+    # QNN's builder takes the weight only as a constant: the second would be declined whole.
+    assert [keep(n) for n in norms] == [True, False]
