@@ -326,7 +326,10 @@ SUBJECTS: list[tuple[str, ...]] = [
 CANONICAL_ONLY: list[tuple[str, str]] = [
     *[("qnn_htp.hf_subjects:hf", name) for name in NEW_BUILDERS],
     *[("qnn_htp.hf_subjects:decode", name) for name in DECODE],
+    ("qnn_htp.hf_subjects:buckets", "llama"),
 ]
+# Sequence lengths of ``buckets``: QNN builds static shapes, one method per size.
+BUCKETS = (4, 8)
 
 
 # transformers' modules the builders import (a lazy import of 2.6 s of CPU per process).
@@ -402,3 +405,17 @@ def decode(name: str) -> Subject:
         for i in range(DECODE_STEPS)
     ]
     return Subject(Decode().eval(), steps[0], quantized=False, steps=steps)
+
+
+def buckets(name: str) -> Subject:
+    """Decoder ``name`` (fp16) at the sizes of BUCKETS, one method per size (``forward_4``,
+    ``forward_8``): what docs/passes.md says to do instead of a dynamic sequence length."""
+    import torch
+
+    torch.manual_seed(sum(map(ord, name)))
+    model, _ = BUILDERS[name]()
+    inputs = {}
+    for size in BUCKETS:
+        ids = torch.randint(1, VOCAB, (1, size), dtype=torch.long)
+        inputs[f"forward_{size}"] = (ids, torch.ones(1, size, dtype=torch.long))
+    return Subject({method: model for method in inputs}, inputs, quantized=False)

@@ -12,8 +12,10 @@ model (quantized), bounds an all-zero output fails.
 Issue 31's subjects (``hf_subjects.CANONICAL_ONLY``) go through the canonical flow alone, held
 to eager and to the ops they leave on the CPU: five more architectures (wav2vec2, swin,
 distilbert, the t5 encoder, convnext) and every decoder with transformers' static KV cache over
-``DECODE_STEPS`` decode steps on one program, the cache written at one step read at the next.
-The wrapper, the control, cannot lower a static cache.
+``DECODE_STEPS`` decode steps on one program, the cache written at one step read at the next,
+and a decoder lowered at two sequence lengths as two methods (bucketed static shapes, what
+qnn_passes says to do instead of a dynamic size). The wrapper, the control, cannot lower a
+static cache.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import pytest
 
 from qnn_htp.fresh import FreshProcessError
-from qnn_htp.hf_subjects import CANONICAL_ONLY, DECODE_STEPS, SUBJECTS
+from qnn_htp.hf_subjects import BUCKETS, CANONICAL_ONLY, DECODE_STEPS, SUBJECTS
 from qnn_htp.lowering import Lowered, LoweringSpec
 from qnn_htp.pairs import (
     Outcome,
@@ -92,6 +94,8 @@ OUTSIDE: dict[str, set[str]] = {
         f"decode-{name}": {"aten.copy.default"}
         for name in ("llama", "qwen2", "qwen3", "gemma", "phi3", "mistral")
     },
+    # Bucketed static shapes (a dict of one method per sequence length), as prefill.
+    "buckets-llama": {INDEX},
 }
 
 
@@ -114,11 +118,14 @@ def test_canonical_flow_matches_eager(qnn_cache: SessionCache, build: str, name:
     figures = assert_matches_reference(result, quantized=False)
     if build.endswith(":decode"):
         assert len(figures) == DECODE_STEPS  # the logits of every step, each held to eager
-    assert result.delegates["forward"] >= 1
-    outside = {
-        t.split(">", 1)[0].removeprefix("<EdgeOpOverload: ") for t in result.outside["forward"]
-    }
-    assert outside == OUTSIDE[_canonical_id(build, name)]
+    for method, delegates in result.delegates.items():
+        assert delegates >= 1, method
+        outside = {
+            t.split(">", 1)[0].removeprefix("<EdgeOpOverload: ") for t in result.outside[method]
+        }
+        assert outside == OUTSIDE[_canonical_id(build, name)], method
+    if build.endswith(":buckets"):
+        assert sorted(result.delegates) == [f"forward_{n}" for n in BUCKETS]
 
 
 def test_control_the_wrapper_cannot_lower_a_static_cache(qnn_cache: SessionCache) -> None:
