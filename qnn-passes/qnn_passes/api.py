@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
-from qnn_passes import executorch_compat, export_stage, patched_passes, pipeline
+from qnn_passes import executorch_compat, export_stage, patched_passes, pipeline, static_shapes
 from qnn_passes.errors import QnnConfigError, QnnSdkMissingError
 from qnn_passes.lift_qnn_constants import LiftQnnConstants
 from qnn_passes.methods import (
@@ -324,7 +324,9 @@ def qnn_transform_passes(
     implementations. Returns that list, or a dict of lists for a dict of programs.
 
     Raises :class:`QnnConfigError` if the installed ExecuTorch's QNN pass lists are not the
-    ones this package knows (:mod:`qnn_passes.executorch_compat`, checked once per process).
+    ones this package knows (:mod:`qnn_passes.executorch_compat`, checked once per process),
+    or if a method was exported with dynamic sizes, which QNN cannot lower
+    (:mod:`qnn_passes.static_shapes`: the message says how to lower one method per size).
     """
     progs = as_methods(programs)
     names = list(progs)
@@ -337,6 +339,7 @@ def qnn_transform_passes(
     result: dict[str, TransformPasses] = {}
     for name in names:
         backend, variant = _variant(specs[name], name, "qnn_transform_passes")
+        static_shapes.check_static(progs[name], name)
         _check_job(jobs[name], variant, name)
         # A program from qnn_export (or marked by older code that ran ExecuTorch's export
         # passes through it) has had them; running the migrated ones again is skipped.

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from qnn_passes.annotate_get_attr import AnnotateGetAttr
+from qnn_passes.broadcast_static_operands import BroadcastStaticOperands
 from qnn_passes.canonicalize_conv import CanonicalizeConv
 from qnn_passes.convert_linear_to_conv2d import ConvertLinearToConv2d
 from qnn_passes.errors import PassOrderError, QnnConfigError
@@ -211,8 +212,9 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         (),
         ("Remove0DTensor",),
         VARIANTS,
-        "Remove0DTensor feeds a copy into a 0-d buffer a [1] tensor, which the next retrace "
-        "(I64toI32) rejects (static-cache decoders)",
+        "Remove0DTensor replaces a 0-d select by the whole tensor selected from: wrong values "
+        "for an n-element tensor (a prefill's cache_position[0]), and a [1] value where a 0-d "
+        "buffer or a copy into one needs 0-d (static-cache decoders)",
     ),
     OwnPass(
         FlattenRmsNorm,
@@ -221,6 +223,15 @@ OWN_PASSES: tuple[OwnPass, ...] = (
         ("htp",),
         "QNN 2.51's HTP RmsNorm is wrong over the last dimension of a tensor with two or more "
         "leading dimensions larger than 1 (Qwen3's q/k norm); it is right on 2-D",
+    ),
+    OwnPass(
+        BroadcastStaticOperands,
+        ("RecomposeRmsNorm", "FoldQDQ"),
+        ("LayoutTransform",),
+        ("htp",),
+        "QNN 2.51's HTP folds an elementwise op of static operands wrongly when one is "
+        "broadcast (weight normalization's norm ** 0.5: 16 dB; (p * 2 - 1).sum(): no context "
+        "binary); with every operand at the output's shape it is right",
     ),
 )
 

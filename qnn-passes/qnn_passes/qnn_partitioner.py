@@ -14,11 +14,30 @@ otherwise fail the whole lowering (nothing in ExecuTorch is patched):
   end, under a dynamic sequence length: ``TypeError``) ends the lowering with a traceback from
   inside the partitioner. :class:`DeclineOnError` turns that into "not supported": the op stays
   on the CPU and the reason is logged (logger ``qnn_passes.qnn_partitioner``, level INFO).
+* **An op is kept whole only if QNN can build it.** QNN asks to-edge to keep ``rms_norm``,
+  ``instance_norm`` and ``prelu`` whole, but their builders take the weight (and bias) only as
+  a constant; with a computed one (``F.rms_norm(x, (d,), w * s)``) QNN declines the op and the
+  lowering stops with "... was not decomposed or delegated" (found by the semantics probes,
+  tests/passes/arithmetic.py). Such an op is decomposed instead, into ops QNN builds.
 * **A partition with no graph inputs is left to the CPU.** QNN cannot build a graph whose
   every input is a constant (an ``arange`` -> ``erf`` chain: "No graph inputs present", then
   "Failed to generate Qnn context binary"). :func:`graph_inputs` finds what a partition reads
   from outside; :func:`keep_fed_partitions` drops the partitions that read nothing but
   constants, and logs each one.
+
+And one where QnnPartitioner lowers a program that then computes wrong values or cannot run:
+
+* **A mutable buffer is handed to a QNN delegate only when that is safe**
+  (:func:`untag_mutable_buffers`). A delegate that holds a buffer keeps it in memory QNN's
+  runtime allocates and never initialises (the program's initial value is not used: a
+  ``torch.full(..., 1.0)`` buffer reads back as zeros, a static KV cache's unwritten rows as
+  whatever the memory held, up to 1.3e5 measured, which fp16 attention turns into NaN). So a
+  buffer whose initial contents the program reads (a KV cache: ``index_copy_`` keeps the rows
+  it does not write) stays a program input, as ``skip_mutable_buffer=True`` would keep it.
+  So does a buffer the program writes but never reads (``buf.copy_(y)``: QnnPartitioner
+  gives its placeholder to the last delegate as an unused constant, and the delegate then
+  writes a buffer it holds no memory for: "clientBuf is null", QNN error 6004), and a buffer
+  whose new value is written outside the delegate that reads it.
 """
 
 from __future__ import annotations
@@ -164,22 +183,138 @@ def untag_split_buffers(program: ExportedProgram) -> list[str]:
     return untagged
 
 
+# Ops that read only the shape and dtype of their first argument (a copy's destination).
+_SHAPE_ONLY_FIRST_ARG = frozenset(
+    {
+        "aten::copy",
+        "aten::copy_",
+        "aten::empty_like",
+        "aten::zeros_like",
+        "aten::ones_like",
+        "aten::full_like",
+        "aten::sym_size",
+    }
+)
+# Ops whose result is their input's values (cast, reshaped): a read through them is a read of
+# the input only if the result is read.
+_PASS_THROUGH = frozenset(
+    {"aten::_to_copy", "dim_order_ops::_to_dim_order_copy", "aten::view_copy", "aten::clone"}
+)
+
+
+def _schema_name(node: torch.fx.Node) -> str:
+    schema = getattr(node.target, "_schema", None)
+    return str(schema.name) if schema is not None else str(node.target)
+
+
+def reads_initial_contents(placeholder: torch.fx.Node) -> bool:
+    """Whether the program reads the values ``placeholder`` (a buffer) holds when it starts.
+
+    A use as a copy's destination (``copy(buf, src)``: its result is ``src``), or through a
+    cast or view whose result is used only that way, reads the shape alone; every other use
+    reads the values (conservatively, for any op not listed here).
+    """
+    pending = [placeholder]
+    while pending:
+        node = pending.pop()
+        for user in node.users:
+            if user.op != "call_function":
+                return True  # a program output: the initial value leaves the program
+            name = _schema_name(user)
+            if name in _SHAPE_ONLY_FIRST_ARG and user.args and user.args[0] is node:
+                if node not in user.args[1:] and node not in user.kwargs.values():
+                    continue
+            elif name in _PASS_THROUGH and user.args and user.args[0] is node:
+                pending.append(user)
+                continue
+            return True
+    return False
+
+
+def untag_mutable_buffers(program: ExportedProgram) -> dict[str, str]:
+    """Keep outside the QNN delegates each mutated buffer a delegate cannot hold right.
+
+    Returns ``{buffer: why}`` for the buffers untagged (they stay program inputs, read and
+    written through the delegate's ordinary inputs and outputs, as with
+    ``skip_mutable_buffer=True``): a buffer whose initial contents the program reads (QNN's
+    runtime holds a delegated buffer in memory it never initialises), and one the program
+    writes but never reads (QnnPartitioner gives it to a delegate as an unused constant).
+    """
+    signature = program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    untagged: dict[str, str] = {}
+    for node in program.graph.nodes:
+        buffer = signature.inputs_to_buffers.get(node.name) if node.op == "placeholder" else None
+        if buffer not in mutated or "delegation_tag" not in node.meta:
+            continue
+        if not node.users:
+            why = "the program writes it but never reads it"
+        elif reads_initial_contents(node):
+            why = (
+                "the program reads its initial contents, and QNN's runtime holds a delegated "
+                "buffer in memory it never initialises"
+            )
+        else:
+            continue
+        del node.meta["delegation_tag"]
+        untagged[str(buffer)] = why
+        logger.info(
+            "qnn_passes: mutable buffer '%s' stays a program input, outside the QNN delegate: %s.",
+            buffer,
+            why,
+        )
+    return untagged
+
+
+def _constant_arguments() -> dict[Any, tuple[int, ...]]:
+    """ATen ops QNN asks to-edge to keep whole whose builder takes these arguments only as
+    constants (``get_parameter``): given a computed one, it raises and QNN declines the op."""
+    import torch
+
+    aten = torch.ops.aten
+    return {
+        aten.rms_norm.default: (2,),  # weight
+        aten.instance_norm.default: (1, 2),  # weight, bias
+        aten.prelu.default: (1,),  # weight
+    }
+
+
+def _constants_where_needed(
+    node: torch.fx.Node, program: ExportedProgram, needs: dict[Any, tuple[int, ...]]
+) -> bool:
+    """False if ``node`` is kept whole only for a builder that will refuse one of its arguments:
+    kept whole and then declined, the op would stop the lowering ("... was not decomposed or
+    delegated"); decomposed, it lowers as the ops it is made of."""
+    from qnn_passes.constant_inputs import is_constant
+
+    for index in needs.get(node.target, ()):
+        arg = node.args[index] if len(node.args) > index else None
+        if arg is not None and not is_constant(program, arg):
+            return False
+    return True
+
+
 class QnnEdgePartitioner(QnnPartitioner):
-    """QnnPartitioner that keeps the migrated passes' ops whole, declines ops whose builder fails
-    and leaves partitions without graph inputs to the CPU."""
+    """QnnPartitioner that keeps the migrated passes' ops whole, declines ops whose builder fails,
+    leaves partitions without graph inputs to the CPU and hands QNN only the mutable buffers it
+    can hold right."""
 
     declined: dict[str, str]
     dropped: list[Partition]
+    untagged_buffers: dict[str, str]
 
     def ops_to_not_decompose(
         self, ep: ExportedProgram
     ) -> tuple[list[torch._ops.OpOverload], Callable[[torch.fx.Node], bool] | None]:
         ops, qnn_filter = super().ops_to_not_decompose(ep)
         ours = [op for op in keep_whole() if op not in ops]
+        needs_constants = _constant_arguments()
 
         def keep(node: torch.fx.Node) -> bool:
             if node.target in ours:
                 return True
+            if not _constants_where_needed(node, ep, needs_constants):
+                return False
             return qnn_filter(node) if qnn_filter is not None else True
 
         return [*ops, *ours], keep
@@ -204,7 +339,9 @@ class QnnEdgePartitioner(QnnPartitioner):
 
     def partition(self, edge_program: ExportedProgram) -> PartitionResult:
         result = super().partition(edge_program)
-        untag_split_buffers(edge_program)
+        self.untagged_buffers = untag_mutable_buffers(edge_program)
+        for buffer in untag_split_buffers(edge_program):
+            self.untagged_buffers[buffer] = "its new value is written outside the delegate"
         return result
 
     def tag_nodes(self, partitions: list[Partition], edge_program: ExportedProgram) -> None:

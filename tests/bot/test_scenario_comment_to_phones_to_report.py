@@ -69,7 +69,11 @@ def normalise(body: str, sha: str) -> str:
     """Run times differ run to run, and the checkout's SHA follows the test double's bytes;
     everything else in the comment must not."""
     assert sha in body
-    return re.sub(r"\| \d+\.\ds \|", "| 0.0s |", body).replace(sha, "<head>").replace(sha[:12], "<head>")
+    return (
+        re.sub(r"\| \d+\.\ds \|", "| 0.0s |", body)
+        .replace(sha, "<head>")
+        .replace(sha[:12], "<head>")
+    )
 
 
 def test_comment_to_phones_to_report(github_standin: GitHubStandIn, lab: Lab) -> None:  # noqa: F811

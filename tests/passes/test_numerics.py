@@ -37,12 +37,6 @@ def test_float_program_matches_eager(case: Case) -> None:
         outputs = flows.run_portable(programs, inputs)
     for method, expected in flows.eager(case).items():
         torch.testing.assert_close(outputs[method][0], expected, rtol=1e-4, atol=1e-5)
-    if case.dynamic_shapes is not None:
-        # Another size along the dynamic dimension runs through the same program.
-        model, (x,) = case.model()
-        (smaller,) = flows.run_portable(programs, {"forward": (x[:1],)})["forward"]
-        with torch.no_grad():
-            torch.testing.assert_close(smaller, model(x[:1]), rtol=1e-4, atol=1e-5)
 
 
 def _upto(name: str):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""QnnEdgePartitioner's own parts: a builder that raises declines its op, constant-only partitions and split mutated buffers stay on the CPU.
+"""QnnEdgePartitioner's own parts: a builder that raises declines its op, constant-only partitions stay on the CPU, and mutable buffers QNN cannot hold right stay program inputs.
 
 The real partitioner (its QNN op-support checks need a QNN backend) is run on real QNN in
 tests/qnn_htp/test_beyond_wrapper.py; here each part runs on the edge program of the smallest
@@ -18,12 +18,15 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from torch.export import Dim
 from torch.fx.passes.operator_support import create_op_support
 
-from passes.beyond import ConstantChain, DynamicArange, StaticPosition
+from passes.beyond import ConstantChain, DynamicArange, KvCacheHeld, StaticPosition
 from passes.edge import edge_program
+from passes.zoo import Conv1dWithState
 from qnn_passes.qnn_partitioner import (
     DeclineOnError,
     graph_inputs,
     keep_fed_partitions,
+    reads_initial_contents,
+    untag_mutable_buffers,
     untag_split_buffers,
 )
 
@@ -119,3 +122,93 @@ def test_control_a_buffer_its_delegate_writes_stays_in_it() -> None:
     program = edge_program(StaticPosition(), torch.randn(1, 8), torch.tensor([3]))
     _tag_readers(program, writer_too=True)
     assert untag_split_buffers(program) == []
+
+
+def _tag_everything(program: torch.export.ExportedProgram) -> None:
+    # What QnnPartitioner leaves when QNN takes every op: tag_nodes (which also gives the last
+    # delegate every placeholder of a buffer or parameter that has no user) and
+    # tag_mutated_buffer (a buffer goes to the delegate of its readers).
+    signature = program.graph_signature
+    for node in program.graph.nodes:
+        if node.op == "call_function" or (
+            node.op == "placeholder"
+            and (
+                node.name in signature.inputs_to_buffers
+                or node.name in signature.inputs_to_parameters
+            )
+        ):
+            node.meta[TAG] = "qnn_0"
+
+
+def _untagged(program: torch.export.ExportedProgram) -> set[str]:
+    signature = program.graph_signature
+    return {
+        signature.inputs_to_buffers[n.name]
+        for n in program.graph.nodes
+        if n.op == "placeholder" and n.name in signature.inputs_to_buffers and TAG not in n.meta
+    }
+
+
+def test_caches_read_before_they_are_written_stay_program_inputs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # QNN's runtime would hold them in memory it never initialises (issue 31: 1.3e5 read back).
+    program = edge_program(KvCacheHeld(caches=2), torch.randn(1, 2, 1, 16), torch.tensor([1]))
+    _tag_everything(program)
+    with caplog.at_level(logging.INFO, logger="qnn_passes.qnn_partitioner"):
+        untagged = untag_mutable_buffers(program)
+    assert sorted(untagged) == ["cache0", "cache1"]
+    assert all("initial contents" in why for why in untagged.values())
+    assert _untagged(program) == {"cache0", "cache1"}
+    assert "stays a program input" in caplog.text
+
+
+def test_a_buffer_written_and_never_read_stays_a_program_input() -> None:
+    program = edge_program(Conv1dWithState(), torch.randn(1, 4, 9))
+    _tag_everything(program)
+    (placeholder,) = [n for n in program.graph.nodes if n.name == "b_last_mean"]
+    assert not placeholder.users  # to-edge folded the copy away
+    assert untag_mutable_buffers(program) == {
+        "last_mean": "the program writes it but never reads it"
+    }
+
+
+def test_control_a_buffer_only_copied_into_stays_with_its_delegate() -> None:
+    # length.copy_(pos[0]) reads the buffer's shape only: its initial contents are never read.
+    program = edge_program(StaticPosition(), torch.randn(1, 8), torch.tensor([3]))
+    (placeholder,) = [n for n in program.graph.nodes if n.name == "b_position"]
+    assert not reads_initial_contents(placeholder)
+    _tag_everything(program)
+    assert untag_mutable_buffers(program) == {}
+    assert TAG in placeholder.meta
+    # ... and a buffer whose contents are read is told apart.
+    (cache,) = [
+        n
+        for n in edge_program(
+            KvCacheHeld(caches=1), torch.randn(1, 2, 1, 16), torch.tensor([1])
+        ).graph.nodes
+        if n.name == "b_cache0"
+    ]
+    assert reads_initial_contents(cache)
+
+
+def test_an_rms_norm_with_a_computed_weight_is_not_kept_whole() -> None:
+    from passes import flows
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
+
+    class Norms(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(8))
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            constant = torch.nn.functional.rms_norm(x, (8,), self.w)
+            computed = torch.nn.functional.rms_norm(x, (8,), self.w + 0.5)
+            return constant, computed
+
+    program = torch.export.export(Norms(), (torch.randn(2, 3, 8),))
+    ops, keep = QnnEdgePartitioner(flows.specs()).ops_to_not_decompose(program)
+    assert torch.ops.aten.rms_norm.default in ops and keep is not None
+    norms = [n for n in program.graph.nodes if n.target == torch.ops.aten.rms_norm.default]
+    # QNN's builder takes the weight only as a constant: the second would be declined whole.
+    assert [keep(n) for n in norms] == [True, False]

@@ -28,13 +28,27 @@ from doubles.qnn_backend import RecordingQnnBackend
 from torch.export.graph_signature import InputKind
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
+from qnn_passes.errors import QnnConfigError
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "codemods" / "semantics"
 pytestmark = pytest.mark.xdist_group("rewrite-semantics")  # one worker runs each original once
 
 
+# The scenario's dynamic batch, which qnn_passes refuses (QNN builds static shapes only:
+# qnn_passes.static_shapes) while the wrapper lowers it under the double; on real QNN the
+# original fails to compile (tests/qnn_htp/test_codemod_scenarios.py). The qnn-passes target is
+# held to the refusal on the scenario as written, and compared on the scenario without it.
+DYNAMIC_ARGUMENT = 'dynamic_shapes={"x": {0: batch}, "y": {0: batch}},'
+STATIC_SUFFIX = "-static"
+REFUSED = {"scenario_single_module": "was exported with dynamic sizes"}
+
+
 @functools.cache
 def _source(scenario: str) -> str:
+    if scenario.endswith(STATIC_SUFFIX):
+        source = _source(scenario.removesuffix(STATIC_SUFFIX))
+        assert DYNAMIC_ARGUMENT in source, "the scenario's dynamic_shapes argument changed"
+        return source.replace(DYNAMIC_ARGUMENT, "")
     return (SCENARIOS / f"{scenario}.py").read_text(encoding="utf-8")
 
 
@@ -155,8 +169,8 @@ def _assert_same_result(old: Any, new: Any) -> None:
 
 # (scenario, target, flow): the qnn-passes target in both of its shapes, and executorch.
 CASES = [
-    ("scenario_single_module", "qnn-passes", "qnn-export"),
-    ("scenario_single_module", "qnn-passes", "canonical"),
+    ("scenario_single_module-static", "qnn-passes", "qnn-export"),
+    ("scenario_single_module-static", "qnn-passes", "canonical"),
     ("scenario_single_module", "executorch", None),
     ("scenario_dict_of_methods", "qnn-passes", "qnn-export"),
     ("scenario_dict_of_methods", "qnn-passes", "canonical"),
@@ -202,3 +216,17 @@ def test_rewritten_script_lowers_the_same_programs(
     assert (new_qnn.stopped_by is None) == (old_qnn.stopped_by is None)
     if old_qnn.stopped_by is None:
         _assert_same_result(old_result, new_result)
+
+
+@pytest.mark.parametrize("flow", ["qnn-export", "canonical"])
+def test_the_qnn_passes_target_refuses_a_dynamic_size(flow: str) -> None:
+    scenario = "scenario_single_module"
+    rewritten = rewrite_code(
+        _source(scenario), rule_options("qnn-passes", flow=flow), filename=scenario
+    )
+    assert rewritten.changed and not rewritten.unfixable
+    with pytest.raises(QnnConfigError, match=REFUSED[scenario]):
+        _run(rewritten.code, f"{scenario}-refused-{flow}")
+    # The control: the same scenario without its dynamic_shapes lowers (test above), and the
+    # wrapper lowers the dynamic one under the double.
+    assert _original(scenario)[0].handoffs

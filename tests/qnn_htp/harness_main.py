@@ -8,9 +8,14 @@ installed as the modules the harness imports (``executorch.backends.qualcomm.tes
 ``executorch.backends.qualcomm.export_utils``); without it the copies are the originals and
 the installed modules are used. Before anything is imported, the deprecated wrapper and the
 ``qnn_passes`` API are wrapped with counters, so ``FILE`` (JSON) proves which flow lowered:
-``{"calls": {name: n}, "tests": {id: {"status": ..., "detail": ...}}}``. The harness's own
-``setup_environment()`` parses the flags; the tests run through unittest with a result that
-records every test and subtest. The ABI bridge (qnn_htp.abi) is installed first if needed.
+``{"calls": {name: n}, "tests": {id: {"status": ..., "detail": ..., "outputs": [...]}}}``.
+The harness's own ``setup_environment()`` parses the flags; the tests run through unittest with
+a result that records every test and subtest. The harness's output check
+(``TestQNN._assert_outputs_equal``, atol 0.1 and rtol 1 for quantized tests, which an all-zero
+output passes) is wrapped to record, for every output it compares, the SNR and the max error
+relative to the reference (``outputs``: the simulator's against eager or the fake-quant
+model), so the tier holds the harness to its own bounds too. The ABI bridge (qnn_htp.abi) is
+installed first if needed.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ COUNTED_QNN_PASSES = (
 )
 WRAPPER = "to_edge_transform_and_lower_to_qnn"
 CALLS: collections.Counter[str] = collections.Counter()
+# The test running now, and the figures of every output the harness compared, per test.
+CURRENT: list[str] = [""]
+NUMERICS: dict[str, list[dict[str, float]]] = collections.defaultdict(list)
 # Worst outcome of a test's subtests wins.
 ORDER = {"ok": 0, "skipped": 1, "FAIL": 2, "ERROR": 3}
 
@@ -62,6 +70,33 @@ def install_counters() -> None:
         counted = _counted(name, getattr(api, name))
         setattr(api, name, counted)
         setattr(qnn_passes, name, counted)  # the package caches names it loaded
+
+
+def record_numerics(test_qnn: Any) -> None:
+    """Wrap ``test_qnn._assert_outputs_equal`` (ExecuTorch's harness) to record each output's
+    SNR and relative max error against its reference before the harness's own check."""
+    import numpy as np
+
+    from qnn_htp.compare import snr_db
+
+    check = test_qnn._assert_outputs_equal
+
+    @functools.wraps(check)
+    def recorded(self: Any, model_output: Any, ref_output: Any) -> Any:
+        for actual, reference in zip(model_output, ref_output, strict=False):
+            a = np.asarray(actual.detach().float())
+            r = np.asarray(reference.detach().float())
+            scale = float(np.max(np.abs(r))) if r.size else 0.0
+            err = float(np.max(np.abs(a.astype(np.float64) - r))) if r.size else 0.0
+            NUMERICS[CURRENT[0]].append(
+                {
+                    "snr_db": snr_db(a, r),
+                    "rel_error": err / scale if scale > 0 else (0.0 if err == 0 else float("inf")),
+                }
+            )
+        return check(self, model_output, ref_output)
+
+    test_qnn._assert_outputs_equal = recorded
 
 
 def _load(name: str, path: Path) -> Any:
@@ -96,6 +131,7 @@ class RecordingResult(unittest.TextTestResult):
             record["detail"] = (record["detail"] + "\n" + detail).strip()[-4000:]
 
     def startTest(self, test: Any) -> None:
+        CURRENT[0] = self._id(test)
         self._started[self._id(test)] = time.perf_counter()
         self._note(test, "ok")
         super().startTest(test)
@@ -152,6 +188,7 @@ def main(argv: list[str]) -> int:
         _load("executorch.backends.qualcomm.export_utils", ours.copies / "export_utils.py")
         _load("executorch.backends.qualcomm.tests.utils", ours.copies / "utils.py")
     harness = _load("qnn_htp_harness_under_test", ours.copies / "test_qnn_delegate.py")
+    record_numerics(sys.modules["executorch.backends.qualcomm.tests.utils"].TestQNN)
 
     sys.argv = ["test_qnn_delegate.py", *harness_argv]
     ids = harness.setup_environment()[1:]
@@ -159,6 +196,8 @@ def main(argv: list[str]) -> int:
     runner = unittest.TextTestRunner(resultclass=RecordingResult, verbosity=2, stream=sys.stderr)
     result = runner.run(suite)
     assert isinstance(result, RecordingResult)
+    for test, figures in NUMERICS.items():
+        result.records.setdefault(test, {"status": "ok", "detail": ""})["outputs"] = figures
     ours.results.write_text(
         json.dumps(
             {

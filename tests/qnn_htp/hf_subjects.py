@@ -9,7 +9,10 @@ position ``arange`` becomes a QNN partition fed only by constants, which neither
 compile (issue 20; docs/qnn-htp.md).
 
 ``hf("llama")`` is fp16; ``hf("llama", "16a8w")`` is PT2E-quantized with QnnQuantizer, as
-subjects.quantize does for the zoo.
+subjects.quantize does for the zoo. ``decode("llama")`` is the decoder with transformers'
+static KV cache (``TorchExportableModuleWithStaticCache``, the module its ExecuTorch
+integration exports): one token per call, run for ``DECODE_STEPS`` calls on one loaded program,
+so the cache the delegate writes at one step is read at the next.
 """
 
 from __future__ import annotations
@@ -51,10 +54,16 @@ def _decoder_config(name: str) -> Any:
         return tf.GemmaConfig(**common, head_dim=HEAD_DIM)  # scaled embeddings, gelu MLP
     if name == "phi3":
         return tf.Phi3Config(**common)  # fused qkv and gate_up projections
+    if name == "mistral":
+        return tf.MistralConfig(**common)  # sliding-window attention (wider than the cache here)
     raise KeyError(name)
 
 
 DECODERS = ("llama", "qwen2", "qwen3", "gemma", "phi3")
+# Decoders run with a static KV cache (``decode``): every decoder above, and mistral.
+DECODE = (*DECODERS, "mistral")
+DECODE_STEPS = 3
+CACHE_LEN = 32
 
 
 def _tensor_output(model: Any, key: str, names: tuple[str, ...], **fixed: Any) -> Any:
@@ -167,6 +176,97 @@ def _whisper_encoder() -> tuple[Any, tuple[Any, ...]]:
     return _tensor_output(encoder, "last_hidden_state", ("input_features",)), (features,)
 
 
+def _wav2vec2() -> tuple[Any, tuple[Any, ...]]:
+    import torch
+    import transformers as tf
+
+    config = tf.Wav2Vec2Config(
+        vocab_size=32,
+        hidden_size=HIDDEN,
+        num_hidden_layers=1,
+        num_attention_heads=HEADS,
+        intermediate_size=MLP,
+        conv_dim=(16, 16),  # the feature encoder: two convs, 400 samples -> 39 frames
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        # The positional conv: weight_norm(dim=2), grouped, as in the released models.
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+    )
+    model = tf.Wav2Vec2Model(config).eval()
+    return _tensor_output(model, "last_hidden_state", ("input_values",)), (torch.randn(1, 400),)
+
+
+def _swin() -> tuple[Any, tuple[Any, ...]]:
+    import torch
+    import transformers as tf
+
+    config = tf.SwinConfig(
+        image_size=16,
+        patch_size=2,
+        num_channels=3,
+        embed_dim=16,
+        depths=[2],  # a window block and a shifted-window block (roll, attention mask)
+        num_heads=[HEADS],
+        window_size=4,
+        mlp_ratio=2.0,
+    )
+    model = tf.SwinModel(config, add_pooling_layer=False).eval()
+    pixels = torch.randn(1, 3, 16, 16)
+    return _tensor_output(model, "last_hidden_state", ("pixel_values",)), (pixels,)
+
+
+def _distilbert() -> tuple[Any, tuple[Any, ...]]:
+    import transformers as tf
+
+    config = tf.DistilBertConfig(
+        vocab_size=VOCAB,
+        dim=HIDDEN,
+        n_layers=1,
+        n_heads=HEADS,
+        hidden_dim=MLP,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = tf.DistilBertModel(config).eval()
+    return _tensor_output(model, "last_hidden_state", TEXT), _text_inputs()
+
+
+def _t5_encoder() -> tuple[Any, tuple[Any, ...]]:
+    import transformers as tf
+
+    config = tf.T5Config(
+        vocab_size=VOCAB,
+        d_model=HIDDEN,
+        d_kv=HEAD_DIM,
+        d_ff=MLP,
+        num_layers=1,
+        num_heads=HEADS,  # relative position buckets, RMS layer norm without mean
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    model = tf.T5EncoderModel(config).eval()
+    return _tensor_output(model, "last_hidden_state", TEXT), _text_inputs()
+
+
+def _convnext() -> tuple[Any, tuple[Any, ...]]:
+    import torch
+    import transformers as tf
+
+    config = tf.ConvNextConfig(
+        num_channels=3,
+        patch_size=4,
+        num_stages=2,
+        hidden_sizes=[16, 32],
+        depths=[1, 1],  # depthwise 7x7 conv, channels-last layer norm, layer scale
+        image_size=32,
+    )
+    model = tf.ConvNextModel(config).eval()
+    pixels = torch.randn(1, 3, 32, 32)
+    return _tensor_output(model, "last_hidden_state", ("pixel_values",)), (pixels,)
+
+
 def _mobilevit() -> tuple[Any, tuple[Any, ...]]:
     import torch
     import transformers as tf
@@ -204,13 +304,32 @@ BUILDERS: dict[str, Callable[[], tuple[Any, tuple[Any, ...]]]] = {
     "whisper_encoder": _whisper_encoder,
     "mobilevit": _mobilevit,
 }
+# Issue 31's architectures: an audio encoder with weight norm, a vision transformer with
+# (shifted) windowed attention, encoder-only text models, a convnet with channels-last norms.
+NEW_BUILDERS: dict[str, Callable[[], tuple[Any, tuple[Any, ...]]]] = {
+    "wav2vec2": _wav2vec2,
+    "swin": _swin,
+    "distilbert": _distilbert,
+    "t5_encoder": _t5_encoder,
+    "convnext": _convnext,
+}
 
 # The real-clients tier (test_real_clients.py, benchmarks/bench_real_clients.py): every
-# architecture in fp16, and a decoder and an encoder in 8a8w and 16a8w.
+# architecture in fp16, and a decoder and an encoder in 8a8w and 16a8w, through both flows.
 SUBJECTS: list[tuple[str, ...]] = [
     *[(name,) for name in BUILDERS],
     *[(name, precision) for name in ("llama", "bert") for precision in ("8a8w", "16a8w")],
 ]
+# Lowered through the canonical flow only and held to eager (test_real_clients.py): the new
+# architectures, and every decoder with a static KV cache over DECODE_STEPS decode steps (the
+# wrapper cannot lower a static cache: I64toI32 fails on its 0-d position buffer).
+CANONICAL_ONLY: list[tuple[str, str]] = [
+    *[("qnn_htp.hf_subjects:hf", name) for name in NEW_BUILDERS],
+    *[("qnn_htp.hf_subjects:decode", name) for name in DECODE],
+    ("qnn_htp.hf_subjects:buckets", "llama"),
+]
+# Sequence lengths of ``buckets``: QNN builds static shapes, one method per size.
+BUCKETS = (4, 8)
 
 
 # transformers' modules the builders import (a lazy import of 2.6 s of CPU per process).
@@ -220,11 +339,17 @@ MODELING = (
     "qwen3",
     "gemma",
     "phi3",
+    "mistral",
     "gpt2",
     "bert",
     "vit",
     "whisper",
     "mobilevit",
+    "wav2vec2",
+    "swin",
+    "distilbert",
+    "t5",
+    "convnext",
 )
 
 
@@ -243,11 +368,54 @@ def preload() -> bool:
 
 
 def hf(name: str, precision: str | None = None) -> Subject:
-    """Architecture ``name`` (a key of BUILDERS) in fp16, or quantized in ``precision``."""
+    """Architecture ``name`` (a key of BUILDERS or NEW_BUILDERS) in fp16, or quantized in ``precision``."""
     import torch
 
     torch.manual_seed(sum(map(ord, name)))
-    model, inputs = BUILDERS[name]()
+    model, inputs = {**BUILDERS, **NEW_BUILDERS}[name]()
     if precision is None:
         return Subject(model, inputs, quantized=False)
     return Subject(quantize(model, inputs, precision), inputs, quantized=True)
+
+
+def decode(name: str) -> Subject:
+    """Decoder ``name`` (a key of DECODE) with transformers' static KV cache, fp16: one token per
+    call at positions 0, 1, ..., DECODE_STEPS - 1, on one program (see the module doc)."""
+    import torch
+    import transformers as tf
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    torch.manual_seed(sum(map(ord, name)))
+    model = tf.AutoModelForCausalLM.from_config(_decoder_config(name)).eval()
+    model.generation_config.cache_implementation = "static"
+    cached = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=CACHE_LEN)
+
+    class Decode(torch.nn.Module):
+        """input_ids and cache_position as tensors in, logits out (the llm runner's signature)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.cached = cached
+
+        def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+            return self.cached(input_ids=input_ids, cache_position=cache_position)
+
+    steps = [
+        (torch.randint(3, VOCAB, (1, 1), dtype=torch.long), torch.tensor([i]))
+        for i in range(DECODE_STEPS)
+    ]
+    return Subject(Decode().eval(), steps[0], quantized=False, steps=steps)
+
+
+def buckets(name: str) -> Subject:
+    """Decoder ``name`` (fp16) at the sizes of BUCKETS, one method per size (``forward_4``,
+    ``forward_8``): what docs/passes.md says to do instead of a dynamic sequence length."""
+    import torch
+
+    torch.manual_seed(sum(map(ord, name)))
+    model, _ = BUILDERS[name]()
+    inputs = {}
+    for size in BUCKETS:
+        ids = torch.randint(1, VOCAB, (1, size), dtype=torch.long)
+        inputs[f"forward_{size}"] = (ids, torch.ones(1, size, dtype=torch.long))
+    return Subject({method: model for method in inputs}, inputs, quantized=False)

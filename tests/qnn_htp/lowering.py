@@ -42,8 +42,8 @@ class Lowered:
     backends: list[str]  # backend id of each delegate
     delegates: dict[str, int]  # method -> number of delegate calls
     outside: dict[str, list[str]]  # method -> ops left outside the delegates, in graph order
-    outputs: dict[str, list[Any]]  # method -> simulator outputs (numpy)
-    reference: dict[str, list[Any]]  # method -> eager / fake-quant outputs (numpy)
+    outputs: dict[str, list[Any]]  # method -> simulator outputs (numpy), of every call in order
+    reference: dict[str, list[Any]]  # method -> eager / fake-quant outputs (numpy), alike
     seconds: float  # model -> .pte, QNN compile included (subject building excluded)
     max_rss_kb: int  # peak RSS of the child process
     bridged: bool  # whether the ABI bridge was in place
@@ -86,7 +86,8 @@ def describe(edge: Any) -> tuple[dict[str, int], dict[str, list[str]]]:
 
 def output_steps(subject: Any) -> dict[str, list[float | None]]:
     """Per method, the quantization step (scale) of each output of a PT2E-converted model: the
-    scale of the per-tensor dequantize that produces it (None where there is none)."""
+    scale of the per-tensor dequantize that produces it (None where there is none), for the
+    outputs of every call in order (as ``Lowered.outputs``)."""
     steps: dict[str, list[float | None]] = {}
     for method, (module, _) in subject.methods().items():
         graph = getattr(module, "graph", None)
@@ -101,7 +102,7 @@ def output_steps(subject: Any) -> dict[str, list[float | None]]:
             and isinstance(v.args[1], float)
             else None
             for v in values
-        ]
+        ] * len(subject.calls(method))  # the outputs of every call, one after another
     return steps
 
 
@@ -134,9 +135,11 @@ def lower(spec: LoweringSpec) -> Lowered:
 
     module = _load_for_executorch_from_buffer(pte)
     outputs = {}
-    for method, (_, inputs) in subject.methods().items():
-        result = module.run_method(method, tuple(inputs))
-        outputs[method] = [torch.as_tensor(t).clone().numpy() for t in result]
+    for method in subject.methods():
+        outputs[method] = []
+        for inputs in subject.calls(method):  # one loaded program: mutable state carries over
+            result = module.run_method(method, tuple(inputs))
+            outputs[method] += [torch.as_tensor(t).clone().numpy() for t in result]
     del module
     return Lowered(
         label=spec.label,

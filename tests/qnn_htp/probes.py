@@ -35,7 +35,8 @@ def lower_unbridged(spec: LoweringSpec) -> str:
 
 def bridge_calls(spec: LoweringSpec) -> int:
     from qnn_htp import server
+    from qnn_htp.pairs import assert_matches_reference
 
-    lower(spec)
+    assert_matches_reference(lower(spec), quantized=False)  # bridged, and right
     assert server.STATE is not None
     return server.STATE.calls

@@ -36,6 +36,10 @@ class Subject:
     dynamic_shapes: Any = None
     convert_linear_to_conv2d: bool = False
     lowering_kwargs: dict[str, Any] = field(default_factory=dict)
+    # Inputs of the calls run one after another on one loaded program (a decoder's prefill and
+    # decode steps: the state its mutable buffers hold carries over); None: one call with
+    # ``inputs``. Only for a single method.
+    steps: list[tuple[Any, ...]] | None = None
 
     def methods(self) -> dict[str, tuple[Any, dict[str, Any]]]:
         """``{method: (module, inputs)}``."""
@@ -43,16 +47,28 @@ class Subject:
             return {name: (m, self.inputs[name]) for name, m in self.model.items()}
         return {"forward": (self.model, self.inputs)}
 
+    def calls(self, method: str) -> list[tuple[Any, ...]]:
+        """The inputs of each call of ``method``, in order."""
+        if self.steps is not None:
+            if isinstance(self.model, dict):
+                raise ValueError("steps are for a single method, not a dict of methods")
+            return list(self.steps)
+        return [tuple(self.methods()[method][1])]
+
     def reference(self) -> dict[str, list[Any]]:
-        """Eager outputs (float) or fake-quant outputs (quantized), as numpy, per method."""
+        """Eager outputs (float) or fake-quant outputs (quantized), as numpy, per method: the
+        outputs of every call (``calls``) one after another, on one copy of the model."""
         import torch
 
         result = {}
-        for name, (module, inputs) in self.methods().items():
-            with torch.no_grad():
-                out = copy.deepcopy(module)(*inputs)  # a copy: state must not move
-            outs = out if isinstance(out, tuple | list) else (out,)
-            result[name] = [o.detach().numpy().copy() for o in outs]
+        for name, (module, _) in self.methods().items():
+            model = copy.deepcopy(module)  # a copy: the subject's own state must not move
+            result[name] = []
+            for inputs in self.calls(name):
+                with torch.no_grad():
+                    out = model(*inputs)
+                outs = out if isinstance(out, tuple | list) else (out,)
+                result[name] += [o.detach().numpy().copy() for o in outs]
         return result
 
 

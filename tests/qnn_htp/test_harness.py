@@ -19,6 +19,7 @@ import pytest
 
 from qnn_htp import harness
 from qnn_htp.harness_main import COUNTED_QNN_PASSES, WRAPPER
+from qnn_htp.pairs import FLOAT_BOUNDS, QUANT_BOUNDS
 from qnn_htp.sdk import QnnSdk
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
@@ -82,6 +83,14 @@ def test_sample_passes_the_same_in_every_flow(
         assert sorted(record["tests"]) == sorted(SAMPLE), (flow, record["log"][-4000:])
         statuses = {t: r["status"] for t, r in record["tests"].items()}
         assert set(statuses.values()) == {"ok"}, (flow, statuses, record["log"][-4000:])
+        # The tier's bounds on every output the harness compared (its own check lets an
+        # all-zero output through): eager for the float classes, fake-quant for the others.
+        for test, result in record["tests"].items():
+            bounds = QUANT_BOUNDS if "Quantized" in test else FLOAT_BOUNDS
+            assert result.get("outputs"), (flow, test, "the harness compared no output")
+            for figures in result["outputs"]:
+                assert figures["snr_db"] >= bounds["min_snr_db"], (flow, test, figures)
+                assert figures["rel_error"] <= bounds["max_rel_error"], (flow, test, figures)
     for test, record in original["tests"].items():
         for flow in ("rewritten", "rewritten-qnn-export"):
             assert runs[flow]["tests"][test]["subtests"] == record["subtests"], (flow, test)

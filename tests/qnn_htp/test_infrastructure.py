@@ -15,7 +15,7 @@ from qnn_htp.compare import (
 )
 from qnn_htp.fresh import FreshRunner
 from qnn_htp.lowering import Lowered, LoweringSpec, lower
-from qnn_htp.pairs import assert_payloads_nearly_equal
+from qnn_htp.pairs import assert_matches_reference, assert_payloads_nearly_equal
 from qnn_htp.sdk import HOST_LIBS, QnnSdk
 from qnn_htp.session_cache import SessionCache
 
@@ -72,6 +72,9 @@ def test_fresh_children_byte_match_and_one_process_does_not(
     # Control: two lowerings in one process never byte-match (process-wide QNN counters).
     assert mask_signatures(again.payloads[0]) == mask_signatures(first.payloads[0])
     assert mask_signatures(twice.payloads[0]) != mask_signatures(again.payloads[0])
+    # Every one of them computes what eager computes.
+    for result in (first, second, again, twice):
+        assert_matches_reference(result, quantized=False)
 
 
 def test_masking_keeps_everything_but_the_signature() -> None:

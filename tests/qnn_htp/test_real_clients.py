@@ -8,13 +8,23 @@ user's own ``torch.export.export`` + ``to_edge_transform_and_lower`` with qnn_pa
 the same QnnBackend delegates and the same ops outside them, simulator outputs within 1 LSB of
 each other, and each flow's outputs within a stated SNR of eager (fp16) or of the fake-quant
 model (quantized), bounds an all-zero output fails.
+
+Issue 31's subjects (``hf_subjects.CANONICAL_ONLY``) go through the canonical flow alone, held
+to eager and to the ops they leave on the CPU: five more architectures (wav2vec2, swin,
+distilbert, the t5 encoder, convnext) and every decoder with transformers' static KV cache over
+``DECODE_STEPS`` decode steps on one program, the cache written at one step read at the next,
+and a decoder lowered at two sequence lengths as two methods (bucketed static shapes, what
+qnn_passes says to do instead of a dynamic size). The wrapper, the control, cannot lower a
+static cache.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from qnn_htp.hf_subjects import SUBJECTS
+from qnn_htp.fresh import FreshProcessError
+from qnn_htp.hf_subjects import BUCKETS, CANONICAL_ONLY, DECODE_STEPS, SUBJECTS
+from qnn_htp.lowering import Lowered, LoweringSpec
 from qnn_htp.pairs import (
     Outcome,
     assert_matches_reference,
@@ -67,3 +77,60 @@ def test_outputs_match_the_reference(
 ) -> None:
     result = _lowered(qnn_cache, args).ok(flow)
     assert_matches_reference(result, quantized=len(args) > 1)
+
+
+# Ops the canonical flow leaves on the CPU, per CANONICAL_ONLY subject, and why.
+INDEX = "aten.index.Tensor"  # the padding mask's gather: QNN rejects it (docs/qnn-htp.md)
+OUTSIDE: dict[str, set[str]] = {
+    # QNN's HTP takes no conv whose weight is computed (weight_norm's g * v / |v|).
+    "hf-wav2vec2": {"aten.convolution.default"},
+    # QNN 2.51 takes no rank-6 tensor: the window partition's views and permutes.
+    "hf-swin": {"aten.view_copy.default", "aten.permute_copy.default"},
+    "hf-distilbert": {INDEX},
+    "hf-t5_encoder": {INDEX},
+    "hf-convnext": set(),
+    # The 0-d cache position's copy (QNN has no copy), as in beyond.py's static_position.
+    **{
+        f"decode-{name}": {"aten.copy.default"}
+        for name in ("llama", "qwen2", "qwen3", "gemma", "phi3", "mistral")
+    },
+    # Bucketed static shapes (a dict of one method per sequence length), as prefill.
+    "buckets-llama": {INDEX},
+}
+
+
+def _canonical_id(build: str, name: str) -> str:
+    return f"{build.rsplit(':', 1)[-1]}-{name}"
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        pytest.param(
+            b, n, id=_canonical_id(b, n), marks=pytest.mark.xdist_group(_canonical_id(b, n))
+        )
+        for b, n in CANONICAL_ONLY
+    ],
+)
+def test_canonical_flow_matches_eager(qnn_cache: SessionCache, build: str, name: str) -> None:
+    (result,) = qnn_cache.lowered([LoweringSpec(build, (name,), "canonical")])
+    assert isinstance(result, Lowered), f"the canonical flow failed: {result}"
+    figures = assert_matches_reference(result, quantized=False)
+    if build.endswith(":decode"):
+        assert len(figures) == DECODE_STEPS  # the logits of every step, each held to eager
+    for method, delegates in result.delegates.items():
+        assert delegates >= 1, method
+        outside = {
+            t.split(">", 1)[0].removeprefix("<EdgeOpOverload: ") for t in result.outside[method]
+        }
+        assert outside == OUTSIDE[_canonical_id(build, name)], method
+    if build.endswith(":buckets"):
+        assert sorted(result.delegates) == [f"forward_{n}" for n in BUCKETS]
+
+
+def test_control_the_wrapper_cannot_lower_a_static_cache(qnn_cache: SessionCache) -> None:
+    (result,) = qnn_cache.lowered(
+        [LoweringSpec("qnn_htp.hf_subjects:decode", ("llama",), "deprecated")]
+    )
+    assert isinstance(result, FreshProcessError), "the wrapper lowered a static cache"
+    assert "I64toI32" in str(result)

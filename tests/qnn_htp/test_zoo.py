@@ -28,34 +28,29 @@ pytestmark = pytest.mark.qnn_htp
 ZOO = "qnn_htp.subjects:zoo"
 
 # Lowerings that fail the same way in both flows: upstream (ExecuTorch 1.5.1 / QNN 2.51).
-FAILS_IN_BOTH = {
-    "conv1d_mutable_buffer": (
-        "Failed to execute method forward",
-        "a model that mutates a buffer fails to execute on the HTP simulator through the "
-        "portable pybindings: 'Tensor ID 14 clientBuf is null', QNN error 6004",
-    ),
-    "conv1d_mutable_buffer-skip_mutable_buffer": (
-        "Failed to execute method forward",
-        "the same with skip_mutable_buffer=True (the buffer kept out of the delegate)",
-    ),
-}
+FAILS_IN_BOTH: dict[str, tuple[str, str]] = {}
 # Lowerings only the deprecated wrapper fails: what it fails with, why, and the delegates the
 # migrated flow lowers to instead.
 FAILS_ONLY_DEPRECATED = {
-    "conv1d_dynamic_batch": (
-        "UnboundLocalError: cannot access local variable 'delegation_tag'",
-        "QNN takes no dynamic shapes, so nothing is partitioned; the wrapper leaves the conv1d "
-        "weight CanonicalizeConv replaced behind as an unused input, and QnnPartitioner.tag_nodes "
-        "tags such inputs with the tag of the last partition, which does not exist. qnn_passes "
-        "drops that input, so the program lowers with no delegate and runs on the CPU",
-        {"forward": 0},
-    ),
     "conv1d_padding_same": (
         "IndexError: tuple index out of range",
         "padding='same' with an even kernel becomes an asymmetric constant_pad_nd without a "
         "pad value; ExecuTorch 1.5.1's op_pad builder reads node.args[2] unconditionally. "
         "qnn_passes' partitioner declines an op whose builder raises, so the pad runs on the "
         "CPU and the conv is delegated",
+        {"forward": 1},
+    ),
+    "conv1d_mutable_buffer": (
+        "Failed to execute method forward",
+        "the buffer is written (copy_ of the conv's mean) and never read, so QnnPartitioner "
+        "gives its placeholder to the delegate as an unused constant; the delegate then writes "
+        "a buffer it holds no memory for ('Tensor ID 14 clientBuf is null', QNN error 6004). "
+        "qnn_passes keeps such a buffer a program input (qnn_passes.qnn_partitioner)",
+        {"forward": 1},
+    ),
+    "conv1d_mutable_buffer-skip_mutable_buffer": (
+        "Failed to execute method forward",
+        "the same with skip_mutable_buffer=True: the unused-constant tagging ignores that flag",
         {"forward": 1},
     ),
 }
