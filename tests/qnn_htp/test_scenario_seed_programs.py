@@ -30,7 +30,13 @@ from qnn_htp.sdk import QnnSdk
 
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms, compare_all, parse_programs
 
-from .real_harness.support import harness_env, sdk_or_fail, seed_tests, wrapper_argv, x86_build
+from qnn_htp.real_harness.support import (
+    harness_env,
+    sdk_or_fail,
+    seed_tests,
+    wrapper_argv,
+    x86_build,
+)
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 

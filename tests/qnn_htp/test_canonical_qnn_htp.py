@@ -35,7 +35,7 @@ from passes.zoo import CASES
 
 pytestmark = pytest.mark.qnn_htp
 ZOO = "qnn_htp.subjects:zoo"
-PROBE = "passes.test_canonical_qnn_htp:probe_subject"
+PROBE = "qnn_htp.test_canonical_qnn_htp:probe_subject"
 HTP_PROBES = [p.name for p in PROBES if p.backend == "htp"]
 # Probes only the deprecated wrapper cannot lower (ExecuTorch 1.5.1): what it fails with, why.
 PROBE_FAILS_ONLY_DEPRECATED = {
