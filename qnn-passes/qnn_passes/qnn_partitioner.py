@@ -285,13 +285,26 @@ def _constants_where_needed(
     """False if ``node`` is kept whole only for a builder that will refuse one of its arguments:
     kept whole and then declined, the op would stop the lowering ("... was not decomposed or
     delegated"); decomposed, it lowers as the ops it is made of."""
-    from qnn_passes.constant_inputs import is_constant
-
     for index in needs.get(node.target, ()):
         arg = node.args[index] if len(node.args) > index else None
-        if arg is not None and not is_constant(program, arg):
+        if arg is not None and not _static_weight(program, arg):
             return False
     return True
+
+
+def _static_weight(program: ExportedProgram, arg: object) -> bool:
+    """Whether ``arg`` is a constant as QNN's builders read one: a constant, or a constant
+    through quantize/dequantize ops (a quantized model's weight: QNN takes it as a static
+    tensor with its encoding, and FoldQDQ folds the ops away)."""
+    import torch
+
+    from qnn_passes.constant_inputs import is_constant
+
+    while isinstance(arg, torch.fx.Node) and arg.op == "call_function":
+        if "quantize_per_" not in str(arg.target) or not arg.args:
+            break
+        arg = arg.args[0]
+    return is_constant(program, arg)
 
 
 class QnnEdgePartitioner(QnnPartitioner):

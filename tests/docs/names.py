@@ -69,6 +69,8 @@ EXTERNAL = {
     "_to_dim_order_copy": "an edge operator of ExecuTorch",
     "is_identical_graph": "ExecuTorch's QNN pass tests",
     "create_causal_mask": "transformers' masking utilities",
+    "StaticCache": "transformers' static KV cache",
+    "InitializedMutableBufferPass": "ExecuTorch's to_executorch pass",
     "linear_to_conv2d_shared_weights": "a test of ExecuTorch's QNN harness",
     "zsh_source": "a value of click's shell completion variable",
     "fish_source": "a value of click's shell completion variable",

@@ -212,3 +212,34 @@ def test_an_rms_norm_with_a_computed_weight_is_not_kept_whole() -> None:
     norms = [n for n in program.graph.nodes if n.target == torch.ops.aten.rms_norm.default]
     # QNN's builder takes the weight only as a constant: the second would be declined whole.
     assert [keep(n) for n in norms] == [True, False]
+
+
+def test_a_quantized_models_norm_weight_counts_as_constant() -> None:
+    """A quantized model's weight reaches rms_norm through quantize/dequantize ops: still a
+    constant to QNN's builder (FoldQDQ folds the ops), so the norm is kept whole and
+    RecomposeRmsNorm is not handed its decomposition (quantized llama failed there). The
+    control: a weight computed before its quantize is not constant."""
+    from passes import flows
+    from qnn_passes.qnn_partitioner import QnnEdgePartitioner
+
+    qd = torch.ops.quantized_decomposed
+    q = (0.01, 0, -128, 127, torch.int8)
+
+    class QdqNorms(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(8))
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            static = qd.dequantize_per_tensor(qd.quantize_per_tensor(self.w, *q), *q)
+            computed = qd.dequantize_per_tensor(qd.quantize_per_tensor(self.w * 2, *q), *q)
+            return (
+                torch.nn.functional.rms_norm(x, (8,), static),
+                torch.nn.functional.rms_norm(x, (8,), computed),
+            )
+
+    program = torch.export.export(QdqNorms(), (torch.randn(2, 3, 8),))
+    _, keep = QnnEdgePartitioner(flows.specs()).ops_to_not_decompose(program)
+    assert keep is not None
+    norms = [n for n in program.graph.nodes if n.target == torch.ops.aten.rms_norm.default]
+    assert [keep(n) for n in norms] == [True, False]
