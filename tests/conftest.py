@@ -32,6 +32,12 @@ class Tier:
 # (``pytest tests/qnn_htp/test_zoo.py``).
 FAST = "fast"
 TIERS = {
+    "lowering": Tier(
+        TESTS / "lowering",
+        frozenset({"passes", "lowering"}),
+        "whole lowerings through both flows on the QNN backend double: the zoo, the probes, "
+        "the variants, CPU numerics and semantics",
+    ),
     "qnn_htp": Tier(
         TESTS / "qnn_htp",
         frozenset({"passes", "qnn_htp"}),

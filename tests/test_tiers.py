@@ -51,7 +51,7 @@ def _collected(*args: str) -> set[str]:
 
 def test_each_tier_is_one_folder_and_every_folder_named_exists() -> None:
     conftest = _conftest()
-    assert set(conftest.TIERS) == {"qnn_htp", "packaging"}
+    assert set(conftest.TIERS) == {"lowering", "qnn_htp", "packaging"}
     for name, tier in conftest.TIERS.items():
         assert tier.folder.is_dir() and name in tier.markers
         assert any(tier.folder.glob("test_*.py")), name

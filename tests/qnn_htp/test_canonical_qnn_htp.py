@@ -17,6 +17,9 @@ the migrated flow, lowered once per session whichever test or xdist worker asks 
 from __future__ import annotations
 
 import pytest
+from passes.probes import PROBES
+from passes.zoo import CASES
+
 from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
 from qnn_htp.fresh import FreshProcessError
 from qnn_htp.lowering import Lowered
@@ -29,9 +32,6 @@ from qnn_htp.pairs import (
 from qnn_htp.session_cache import SessionCache
 from qnn_htp.subjects import Subject
 from qnn_htp.test_zoo import FAILS_IN_BOTH, FAILS_ONLY_DEPRECATED, NUMERICS_WRONG_IN_BOTH
-
-from passes.probes import PROBES
-from passes.zoo import CASES
 
 pytestmark = pytest.mark.qnn_htp
 ZOO = "qnn_htp.subjects:zoo"

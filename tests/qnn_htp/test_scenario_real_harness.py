@@ -31,17 +31,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk
 
+from qnn_htp.real_harness import support
+from qnn_htp.real_harness.support import make_host, sdk_or_fail, statuses
+from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import RunsOn, Shard, Status
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
-
-from qnn_htp.real_harness import support
-from qnn_htp.real_harness.support import make_host, sdk_or_fail, statuses
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 

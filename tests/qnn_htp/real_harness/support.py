@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bot.lab.support import GIT_ENV
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
+from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard
-
-from ..lab.support import GIT_ENV
 
 TESTS = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
