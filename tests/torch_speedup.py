@@ -23,7 +23,7 @@ the wrapper and the canonical flow and serialized, 42 lowerings, one fresh proce
 53.6 CPU s with both, 82.1 without, a third less (2026-12, a 2-core machine shared with other
 work, so both figures are high). The suite installs it where it lowers (tests/passes,
 tests/qnn_htp, the real-QNN fork server and the harness runner);
-``tests/passes/test_torch_speedup.py`` checks that it changes no result: those 42 lowerings
+``tests/lowering/test_torch_speedup.py`` checks that it changes no result: those 42 lowerings
 give the same .pte bytes with it as without it (a patch that does change the lowering is
 caught), a walk skipped regardless misses a newly registered op, and an ``isinstance`` that
 says yes to everything is caught. On a torch without these names it does nothing, and

@@ -3,7 +3,7 @@
 A bundle is one module whose outputs are the pass's op on several shapes and arguments: 3-D
 and 4-D inputs, reductions over several dimensions, every order a norm takes, activations and
 static operands (parameters: what QNN computes while it prepares the graph, where weight norm's
-16 dB came from). ``tests/passes/test_arithmetic.py`` runs the edge program before and after
+16 dB came from). ``tests/lowering/test_arithmetic.py`` runs the edge program before and after
 the pass alone on the CPU (the ATen kernels of the edge ops) and compares them;
 ``tests/qnn_htp/test_arithmetic.py`` lowers each bundle once through the canonical flow on real
 QNN and holds every output to both. One module per pass keeps the real-QNN cost at one lowering

@@ -43,9 +43,10 @@ def _speedup_installed() -> bool:
 def main(mode: str, names: list[str]) -> None:
     started = time.process_time()
     _patch(mode)
+    from lowering.test_canonical_probes import canonical_flow, wrapper
+
     from passes import flows
     from passes.probes import PROBES
-    from passes.test_canonical_probes import canonical_flow, wrapper
 
     digests: dict[str, str] = {}
     for probe in PROBES:

@@ -20,10 +20,10 @@ from executorch.backends.qualcomm.serialization.qc_schema_serialize import optio
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
 from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
+from lowering.test_canonical_probes import outside
 
 from passes import canonical, flows
 from passes.probes import BY_NAME as PROBES
-from passes.test_canonical_probes import outside
 from passes.zoo import BY_NAME
 from qnn_passes import (
     QnnConfigError,

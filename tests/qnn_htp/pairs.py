@@ -2,7 +2,7 @@
 
 Lowerings come from the session's SessionCache (qnn_htp.session_cache), keyed by their
 LoweringSpec, so the structure, byte and numeric tests of one subject, and any other test that
-lowers the same spec (tests/passes/test_canonical_qnn_htp.py: the deprecated flow), share one
+lowers the same spec (tests/qnn_htp/test_canonical_qnn_htp.py: the deprecated flow), share one
 lowering per flow, whichever xdist worker runs them.
 """
 

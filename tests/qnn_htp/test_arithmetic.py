@@ -4,7 +4,7 @@ Each bundle of tests/passes/arithmetic.py (one per pass; 3-D and 4-D inputs, red
 several dims, every norm order, activations and parameters) is lowered once through the
 canonical flow on the real SM8650 compiler and run on the HTP simulator. In the same fresh
 child the bundle's edge program is run on the CPU before and after the pass alone
-(``arithmetic.cpu_values``; tests/passes/test_arithmetic.py holds those two equal). Every
+(``arithmetic.cpu_values``; tests/lowering/test_arithmetic.py holds those two equal). Every
 simulator output must be within the tier's float bounds of both; integer outputs (argmax)
 must equal them. Cost: one small lowering per pass.
 """

@@ -1,6 +1,6 @@
 """The codemod's semantics scenarios on real QNN: original and rewritten scripts give the same delegates.
 
-tests/passes/test_rewrite_semantics.py shows, under the RecordingQnnBackend double, that each
+tests/lowering/test_rewrite_semantics.py shows, under the RecordingQnnBackend double, that each
 scenario (every parameter of the deprecated call, a single module, a dict of methods, calls in
 a comprehension) hands the partitioner the same programs as written and as rewritten (both
 targets). Here the same scripts lower through the real QNN HTP compiler, each run in a fresh

@@ -91,7 +91,7 @@ NUMERICS_WRONG_IN_BOTH = {
     "conv_transpose3d_output_padding": (
         "QNN 2.51 HTP computes this dilated, strided 3-D transposed conv with output padding at "
         "~16 dB SNR against eager; the program both flows hand it computes right on the CPU "
-        "(tests/passes/test_numerics.py)"
+        "(tests/lowering/test_numerics.py)"
     ),
 }
 # Extra precisions: (float zoo case, precision), quantized here with QnnQuantizer; and option

@@ -1,7 +1,7 @@
 """bot/lab/other_backends.py: the entry that runs ExecuTorch's own tests of other backends.
 
 A stand-in test module (written per test into a temporary folder on ``sys.path``) takes
-the place of ExecuTorch's; the real ones run in tests/bot/test_scenario_other_backends.py.
+the place of ExecuTorch's; the real ones run in tests/qnn_htp/test_scenario_other_backends.py.
 """
 
 from __future__ import annotations

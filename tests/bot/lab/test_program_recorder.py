@@ -2,7 +2,7 @@
 
 Portable lowerings only (the XNNPACK partitioner's import alone costs more CPU than the
 test); delegates are covered on the real QNN simulator by
-tests/bot/test_scenario_real_harness.py.
+tests/qnn_htp/test_scenario_real_harness.py.
 """
 
 from __future__ import annotations

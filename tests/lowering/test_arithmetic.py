@@ -17,7 +17,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from passes.arithmetic import BUNDLES, Bundle, cpu_values
 
 

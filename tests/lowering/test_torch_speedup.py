@@ -21,7 +21,6 @@ import torch
 import torch._export.utils as export_utils
 import torch._ops as ops
 import torch_speedup
-
 from passes.probes import PROBES
 
 TESTS = Path(__file__).resolve().parents[1]

@@ -20,11 +20,10 @@ import pytest
 import torch
 from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.program import _program
-from torch import nn
-
 from passes import canonical, flows
 from passes.edge import ParameterToGetAttr
 from passes.zoo import BY_NAME, Case, params
+from torch import nn
 
 SCOPED = tuple(
     BY_NAME[n]

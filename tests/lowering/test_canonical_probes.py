@@ -31,9 +31,9 @@ from executorch.backends.qualcomm.partition.common_defs import not_supported_ope
 from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
 from executorch.exir import to_edge_transform_and_lower
-
 from passes import flows
 from passes.probes import BY_NAME, Probe, probe_params
+
 from qnn_passes import (
     qnn_compile_config,
     qnn_manager_context,

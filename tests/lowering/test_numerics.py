@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import torch
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
-
 from passes import canonical, flows
 from passes.zoo import FLOAT_CASES, QUANT_CASES, Case, params
+
 from qnn_passes.quant_ops import QCOM_QUANT_ATTRS, attrs_equal, is_dequantize
 
 # ExecuTorch's portable convolution kernel handles 1-D and 2-D only: any 3-D convolution

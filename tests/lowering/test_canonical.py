@@ -9,10 +9,10 @@ rewrite, and the migrated passes at the start of the to-edge stage leave them un
 from __future__ import annotations
 
 import pytest
-
 from passes import canonical, flows
-from passes.test_differential import _upstream_leftovers
 from passes.zoo import CASES, Case, params
+
+from lowering.test_differential import _upstream_leftovers
 
 
 @pytest.mark.parametrize("case", params(CASES))

@@ -16,7 +16,7 @@ written to: the links share the venv's files), put first on ``PYTHONPATH`` so th
    exactly where a conv1d is lowered;
 4. `bot report --dry-run` renders both into the comment, marked as simulator results,
    with the Programs section against that baseline
-   (tests/bot/golden/real-harness-report.md, durations masked; regenerate with
+   (tests/qnn_htp/golden/real-harness-report.md, durations masked; regenerate with
    ``QNN_REGEN_GOLDEN=1``).
 """
 
@@ -31,17 +31,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk
 
+from qnn_htp.real_harness import support
+from qnn_htp.real_harness.support import make_host, sdk_or_fail, statuses
+from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import RunsOn, Shard, Status
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms
-
-from .real_harness import support
-from .real_harness.support import make_host, sdk_or_fail, statuses
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 

@@ -1,6 +1,6 @@
 """An x86-simulator runner host over ExecuTorch 1.5.1's wheel, and `bot run-shard` on it.
 
-The host of tests/bot/test_scenario_real_harness.py and test_scenario_other_backends.py: the wheel's
+The host of tests/qnn_htp/test_scenario_real_harness.py and test_scenario_other_backends.py: the wheel's
 ``executorch`` package hard-linked into a git repository (never written to), first on
 ``PYTHONPATH``; the real-QNN tier's SDK; the host's ``python`` is python_wrapper.py (the
 ABI bridge, and the switches that make a run go wrong on purpose); the native runner is
@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bot.lab.support import GIT_ENV
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
+from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard
-
-from ..lab.support import GIT_ENV
 
 TESTS = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -7,7 +7,6 @@ supports; RecordingQnnBackend answers "all" in place of the backend (there is no
 from __future__ import annotations
 
 import pytest
-
 from passes import canonical, flows
 from passes.zoo import BY_NAME
 

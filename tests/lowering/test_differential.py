@@ -15,7 +15,6 @@ shared by several ops is lifted once per use upstream.
 from __future__ import annotations
 
 import pytest
-
 from passes import canonical, flows
 from passes.zoo import CASES, Case, params
 

@@ -105,6 +105,7 @@ def _speed_up_torch() -> None:
 
 def main() -> None:
     import torch  # noqa: F401  (before the QNN libraries)
+
     from qnn_htp.abi import install
 
     install(Path(os.environ["QNN_SDK_ROOT"]))

@@ -3,7 +3,7 @@ another backend's program signature? (issue 21, item 4)
 
 ExecuTorch 1.5.1's own XNNPACK and portable tests, planned from the real catalog (the
 ``other_backends`` matrix: a simulator shard, no phone), run by `bot run-shard` on an
-x86-simulator host over the wheel (tests/bot/real_harness/support.py), with the program
+x86-simulator host over the wheel (tests/qnn_htp/real_harness/support.py), with the program
 recorder. Three tests: XNNPACK abs (no weight), XNNPACK conv1d (a weight) and a portable
 program (no delegate, ``to_edge``), the first run stored as the simulator baseline by the
 nightly path, then:
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from qnn_htp.sdk import QnnSdk
 
+from qnn_htp.real_harness.support import make_host, run_shard, sdk_or_fail, statuses
+from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.cli.main import bot
@@ -34,8 +35,6 @@ from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
 from qnn_migrate.bot.pr.programs import gather
 from qnn_migrate.bot.programs import ProgramVerdict
-
-from .real_harness.support import make_host, run_shard, sdk_or_fail, statuses
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
 

@@ -17,6 +17,9 @@ the migrated flow, lowered once per session whichever test or xdist worker asks 
 from __future__ import annotations
 
 import pytest
+from passes.probes import PROBES
+from passes.zoo import CASES
+
 from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
 from qnn_htp.fresh import FreshProcessError
 from qnn_htp.lowering import Lowered
@@ -30,12 +33,9 @@ from qnn_htp.session_cache import SessionCache
 from qnn_htp.subjects import Subject
 from qnn_htp.test_zoo import FAILS_IN_BOTH, FAILS_ONLY_DEPRECATED, NUMERICS_WRONG_IN_BOTH
 
-from passes.probes import PROBES
-from passes.zoo import CASES
-
 pytestmark = pytest.mark.qnn_htp
 ZOO = "qnn_htp.subjects:zoo"
-PROBE = "passes.test_canonical_qnn_htp:probe_subject"
+PROBE = "qnn_htp.test_canonical_qnn_htp:probe_subject"
 HTP_PROBES = [p.name for p in PROBES if p.backend == "htp"]
 # Probes only the deprecated wrapper cannot lower (ExecuTorch 1.5.1): what it fails with, why.
 PROBE_FAILS_ONLY_DEPRECATED = {
