@@ -93,6 +93,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    selected_tiers(config)  # a bad --tier is a usage error before anything is collected
+
+
 def selected_tiers(config: pytest.Config) -> frozenset[str]:
     """The tiers this run runs: ``--tier``'s, plus the tier of any path on the command line."""
     known = {FAST, *TIERS}

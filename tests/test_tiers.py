@@ -21,7 +21,11 @@ def _conftest() -> ModuleType:
     spec = importlib.util.spec_from_file_location("tiers_conftest", TESTS / "conftest.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
     return module
 
 
