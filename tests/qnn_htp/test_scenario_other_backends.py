@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from qnn_htp.real_harness.support import make_host, run_shard, sdk_or_fail, statuses
 from qnn_htp.sdk import QnnSdk
+from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.cli.main import bot
@@ -46,6 +47,11 @@ PORTABLE = "TestRemoveViewCopy.test_disable"
 @pytest.fixture(scope="module")
 def sdk() -> QnnSdk:
     return sdk_or_fail("the simulator host")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return catalog_mod.load()
 
 
 def verdicts(shard: Shard, results: Path, baselines: Path) -> dict[str, tuple[str, ...]]:
