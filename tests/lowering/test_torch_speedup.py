@@ -24,7 +24,7 @@ import torch_speedup
 from passes.probes import PROBES
 
 TESTS = Path(__file__).resolve().parents[1]
-PROBE_PTE = Path(__file__).with_name("probe_pte.py")
+PROBE_PTE = Path(__file__).resolve().parents[1] / "passes" / "probe_pte.py"
 
 
 @pytest.fixture(autouse=True)
