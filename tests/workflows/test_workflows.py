@@ -748,7 +748,7 @@ def pytest_runs(job: dict[str, Any], runner_os: str) -> list[tuple[list[str], st
             args, paths, marks = _args(words), [], None
             i = 0
             while i < len(args):
-                if args[i] in ("-m", "-k", "-n", "-p"):
+                if args[i] in ("-m", "-k", "-n", "-p", "--tier"):
                     marks = args[i + 1] if args[i] == "-m" else marks
                     i += 2
                     continue
