@@ -133,8 +133,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """Leave a folder unimported when the run runs none of its tests: a tier not selected, or a
     torch-stack folder whose markers ``-m`` deselects (a venv without torch could not import it)."""
     tiers = selected_tiers(config)
-    if FAST not in tiers and collection_path.is_file() and tier_of(collection_path) == FAST:
-        return True
+    if FAST not in tiers and tier_of(collection_path) == FAST:
+        # Outside the slow tiers: only the folders on the way to a selected one are entered
+        # (tests/passes' conftest, say, would import torch where the run needs none).
+        wanted = [TIERS[name].folder for name in tiers]
+        if not any(folder.is_relative_to(collection_path) for folder in wanted):
+            return True
     for name, tier in TIERS.items():
         if collection_path == tier.folder and name not in tiers:
             return True
