@@ -299,9 +299,10 @@ def _static_weight(program: ExportedProgram, arg: object) -> bool:
     import torch
 
     from qnn_passes.constant_inputs import is_constant
+    from qnn_passes.quant_ops import is_qdq
 
     while isinstance(arg, torch.fx.Node) and arg.op == "call_function":
-        if "quantize_per_" not in str(arg.target) or not arg.args:
+        if not is_qdq(arg.target) or not arg.args:
             break
         arg = arg.args[0]
     return is_constant(program, arg)

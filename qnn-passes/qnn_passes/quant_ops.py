@@ -64,6 +64,17 @@ def family(target: object) -> str | None:
     return entry[0] if entry else None
 
 
+@functools.cache
+def _aten_qdq() -> frozenset[Any]:
+    """The ATen overloads behind the edge q/dq ops of ``_families`` (the graph before to-edge)."""
+    return frozenset(getattr(op, "_op", op) for op in _families())
+
+
+def is_qdq(target: object) -> bool:
+    """Whether ``target`` is a quantize or dequantize op, as an edge op or its ATen overload."""
+    return target in _families() or target in _aten_qdq()
+
+
 def is_dequantize(target: object) -> bool:
     entry = _families().get(target)
     return bool(entry and entry[1])
