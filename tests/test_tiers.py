@@ -63,18 +63,45 @@ def test_each_tier_is_one_folder_and_every_folder_named_exists() -> None:
     assert conftest.tier_of(TESTS / "passes" / "test_pipeline.py") == conftest.FAST
 
 
+def _config(*args: str, tier: str = "fast", markexpr: str = "") -> SimpleNamespace:
+    """What the conftest's hooks read of a run's config: ``pytest [-m markexpr] --tier tier args``."""
+    return SimpleNamespace(
+        getoption={"tier": tier}.__getitem__,
+        invocation_params=SimpleNamespace(dir=ROOT),
+        args=list(args),
+        option=SimpleNamespace(markexpr=markexpr),
+    )
+
+
+def _entered(config: SimpleNamespace) -> set[str]:
+    """The folders under tests/ that a run with ``config`` enters (its ignore hook's answers)."""
+    ignore = _conftest().pytest_ignore_collect
+    return {
+        str(folder.relative_to(ROOT))
+        for folder in TESTS.iterdir()
+        if folder.is_dir() and folder.name != "__pycache__" and not ignore(folder, config)
+    }
+
+
 def test_a_tier_runs_alone_and_the_default_leaves_it_out() -> None:
+    # Two real runs, each collecting one small tier: the hooks as pytest calls them.
     packaging = _collected("--tier", "packaging")
     assert packaging and all(f.startswith("tests/packaging/") for f in packaging)
-    # The default, the core suite's selection: the fast tier, the packaging tier left out.
-    fast = _collected("-m", "not passes")
-    assert "tests/test_project.py" in fast
-    assert not any(f.startswith(("tests/packaging/", "tests/qnn_htp/")) for f in fast)
     # A path names its tier: `pytest tests/packaging/...` runs it whatever --tier says.
     assert _collected("tests/packaging") == packaging
-    # And --tier all runs it beside the fast tier (the README's command).
-    both = _collected("--tier", "all", "-m", "not passes")
-    assert packaging | fast <= both
+    # The rest on the hooks themselves (a real collection of the whole suite costs ~8 s a run,
+    # and the suite runs this on three Pythons). The default, the core suite's selection (-m
+    # "not passes"): no slow tier, and no torch-stack folder (tests/passes).
+    default = _entered(_config(markexpr="not passes"))
+    assert {"tests/bot", "tests/codemods", "tests/workflows"} <= default
+    assert not default & {"tests/packaging", "tests/qnn_htp", "tests/lowering", "tests/passes"}
+    assert "tests/passes" in _entered(_config())  # the default with the torch stack: passes too
+    # --tier all runs every tier beside the fast one (the README's command).
+    every = _entered(_config(tier="all"))
+    assert {"tests/packaging", "tests/qnn_htp", "tests/lowering"} | default <= every
+    # A slow tier alone enters no fast folder (the core venv has no torch for tests/passes).
+    assert _entered(_config(tier="packaging")) == {"tests/packaging"}
+    assert _entered(_config("tests/qnn_htp/test_zoo.py")) >= {"tests/qnn_htp"}
 
 
 def test_an_unknown_tier_is_a_usage_error() -> None:
@@ -90,7 +117,7 @@ def test_an_unknown_tier_is_a_usage_error() -> None:
 
 
 def _item(path: Path, *markers: str) -> SimpleNamespace:
-    marks = {m: pytest.Mark(m, (), {}) for m in markers}
+    marks = {m: getattr(pytest.mark, m).mark for m in markers}
     return SimpleNamespace(
         path=path, nodeid=f"{path.relative_to(ROOT)}::test_x", get_closest_marker=marks.get
     )
