@@ -99,6 +99,16 @@ OUTSIDE: dict[str, set[str]] = {
 }
 
 
+# QNN's own answer varies between processes here: ExecuTorch's QnnOperatorSupport asks
+# ``IsNodeSupportedByBackend`` about the int32 mul of swin's and t5's static position
+# arithmetic, and the same graph got False in 7 of 16 processes lowering swin (2026-12-06),
+# under one PYTHONHASHSEED as under another (seeds 2 and 5 each gave both answers); swin and t5
+# forked from one server answered alike (False under 2 of 11 servers). Within a process the
+# answer never changed (6 asks); swin's other 249 nodes got the same answer every time. So
+# the partition (and the program's fingerprint) of such a model can differ between two runs of
+# one commit; the numbers were right either way (checked below). Not qnn_passes': the
+# checker's answer comes straight from the QNN library (here QNN 2.51 through the tier's ABI
+# bridge, which touches only the device config; whether QAIRT 2.37 does the same is not known).
 SOMETIMES_OUTSIDE = {"swin": {"aten.mul.Tensor"}, "t5_encoder": {"aten.mul.Tensor"}}
 
 
@@ -127,9 +137,7 @@ def test_canonical_flow_matches_eager(qnn_cache: SessionCache, build: str, name:
             t.split(">", 1)[0].removeprefix("<EdgeOpOverload: ") for t in result.outside[method]
         }
         expected = OUTSIDE[_canonical_id(build, name)]
-        # Seen in two full runs, never when these tests run alone: the partition left one
-        # integer mul of swin's and t5's static position arithmetic on the CPU. The numbers
-        # were right either way (checked above); why the partition differs is not known yet.
+        # QNN's varying answer about one int32 mul (SOMETIMES_OUTSIDE).
         assert expected <= outside <= expected | SOMETIMES_OUTSIDE.get(name, set()), method
     if build.endswith(":buckets"):
         assert sorted(result.delegates) == [f"forward_{n}" for n in BUCKETS]
