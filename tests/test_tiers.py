@@ -73,9 +73,9 @@ def _config(*args: str, tier: str = "fast", markexpr: str = "") -> SimpleNamespa
     )
 
 
-def _entered(config: SimpleNamespace) -> set[str]:
+def _entered(config: SimpleNamespace, conftest: ModuleType) -> set[str]:
     """The folders under tests/ that a run with ``config`` enters (its ignore hook's answers)."""
-    ignore = _conftest().pytest_ignore_collect
+    ignore = conftest.pytest_ignore_collect
     return {
         str(folder.relative_to(ROOT))
         for folder in TESTS.iterdir()
@@ -92,16 +92,19 @@ def test_a_tier_runs_alone_and_the_default_leaves_it_out() -> None:
     # The rest on the hooks themselves (a real collection of the whole suite costs ~8 s a run,
     # and the suite runs this on three Pythons). The default, the core suite's selection (-m
     # "not passes"): no slow tier, and no torch-stack folder (tests/passes).
-    default = _entered(_config(markexpr="not passes"))
+    conftest = _conftest()
+    default = _entered(_config(markexpr="not passes"), conftest)
     assert {"tests/bot", "tests/codemods", "tests/workflows"} <= default
     assert not default & {"tests/packaging", "tests/qnn_htp", "tests/lowering", "tests/passes"}
-    assert "tests/passes" in _entered(_config())  # the default with the torch stack: passes too
+    assert "tests/passes" in _entered(
+        _config(), conftest
+    )  # the default with the torch stack: passes too
     # --tier all runs every tier beside the fast one (the README's command).
-    every = _entered(_config(tier="all"))
+    every = _entered(_config(tier="all"), conftest)
     assert {"tests/packaging", "tests/qnn_htp", "tests/lowering"} | default <= every
     # A slow tier alone enters no fast folder (the core venv has no torch for tests/passes).
-    assert _entered(_config(tier="packaging")) == {"tests/packaging"}
-    assert _entered(_config("tests/qnn_htp/test_zoo.py")) >= {"tests/qnn_htp"}
+    assert _entered(_config(tier="packaging"), conftest) == {"tests/packaging"}
+    assert _entered(_config("tests/qnn_htp/test_zoo.py"), conftest) >= {"tests/qnn_htp"}
 
 
 def test_an_unknown_tier_is_a_usage_error() -> None:
