@@ -64,7 +64,7 @@ def long_lived_host(lab: Lab) -> Path:
     config.write_text(
         f'executorch_dir = "{lab.checkout}"\n'
         f'state_dir = "{lab.state_dir}"\n'
-        "lock_wait_s = 0.5\n"
+        "lock_wait_s = 60\n"
         'lifetime = "long-lived"\n'
         'isolation = "none"\n'
         f'integrity_manifest = "{lab.root / "sealed" / "manifest.json"}"\n'
@@ -92,7 +92,7 @@ def run_job(lab: Lab, config: Path, out: str, sha: str):  # type: ignore[no-unty
     settings = lab.settings(out)
     settings.host = host_config.loads(config.read_text(), str(config))
     settings.host_config_path = str(config.resolve())
-    result = Runner(settings).run(lab.shard(ABS, ADD, sha=sha, per_test_timeout_s=5))
+    result = Runner(settings).run(lab.shard(ABS, ADD, sha=sha))
     report = json.loads((settings.out_dir / "host-check.json").read_text())
     return result, report
 

@@ -190,7 +190,7 @@ class TwoUserLab:
             command=command_builder(),
             env={**self.lab.env(), **self.env},
             log=self.lab.logs.append,
-            kill_grace_s=0.5,
+            kill_grace_s=10,
         )
 
     def uid(self, name: str) -> int:

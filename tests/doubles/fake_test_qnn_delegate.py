@@ -29,6 +29,13 @@ wrapper wrote junit.xml, replaces it and the runner's stderr.txt with FIFOs, as 
 can: a reader that opens them waits for ever). ``import_delay_s`` makes importing the module
 slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
+
+**Time.** Where the run is on the lab's clock (FAKE_LAB_CLOCK names its file: the runner
+reads its budgets on tests/bot/lab/support.py's ``LabClock``), nothing here sleeps through a
+duration, an import delay or a hang: ``time_passes`` appends the seconds to that file and
+waits until the runner's clock has read them. A per-test alarm the wrapper armed, which
+would fire within that time, is run out at once: its signal arrives as it would when the
+time had passed. Elsewhere they are real sleeps.
 When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
 When FAKE_QNN_ENV_LOG is set, each run appends there the QNN_* variables it was started with.
 Tests are run by the real unittest machinery, directly or through bot/lab/junit_wrapper/.
@@ -40,6 +47,7 @@ import argparse
 import atexit
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -84,8 +92,57 @@ def _scenario() -> dict:
         return json.load(handle)
 
 
+# -- time ----------------------------------------------------------------------------------
+FOREVER = 10.0**6  # seconds: a hang's
+
+
+def _clock_total(path: str) -> float:
+    try:
+        with open(path) as handle:
+            return sum(float(x) for x in handle.read().split("\n")[:-1])
+    except FileNotFoundError:
+        return 0.0
+
+
+def _wait_until_read(path: str) -> None:
+    """Wait (in real time) until the runner's clock has read all the time said to pass, and
+    a moment more: its budgets then decide while this process is where the time went."""
+    total = _clock_total(path)
+    deadline = time.monotonic() + 60  # a bound: the runner reads its clock every 0.2 s
+    while time.monotonic() < deadline:
+        try:
+            with open(path + ".seen") as handle:
+                if float(handle.read()) >= total:
+                    break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.005)
+    time.sleep(0.05)
+
+
+def time_passes(seconds: float, *, told: bool = False) -> None:
+    """Let ``seconds`` pass: on the lab's clock, or in real time without one. ``told``: the
+    clock was already told (by FakeAdb, for a call that took that long)."""
+    path = os.environ.get("FAKE_LAB_CLOCK")
+    if seconds <= 0 or (told and not path):
+        return
+    if not path:
+        time.sleep(seconds)
+        return
+    remaining, interval = signal.getitimer(signal.ITIMER_REAL)
+    fires = 0 < remaining <= seconds
+    if not told:
+        with open(path, "a") as handle:
+            # An armed timer ends the wait when it fires: only that much passes.
+            handle.write(f"{remaining if fires else seconds!r}\n")
+        _wait_until_read(path)
+    if fires:
+        signal.setitimer(signal.ITIMER_REAL, 1e-6, interval)
+        time.sleep(FOREVER)  # the alarm's handler raises in here
+
+
 SCENARIO = _scenario()
-time.sleep(float(SCENARIO.get("import_delay_s", 0.0)))
+time_passes(float(SCENARIO.get("import_delay_s", 0.0)))
 
 
 class TestQNN(unittest.TestCase):
@@ -131,22 +188,28 @@ class TestQNN(unittest.TestCase):
         if self.compile_only or self.enable_x86_64:
             return False
         # One call per test keeps the double fast; SimpleADB also pushes first.
+        clock = os.environ.get("FAKE_LAB_CLOCK")
+        before = _clock_total(clock) if clock else 0.0
         said = self.adb("shell", f"cd {WORKSPACE} && ./qnn_executor_runner --model_path model.pte")
+        if clock:  # a slow phone told the clock how long the call took
+            time_passes(_clock_total(clock) - before, told=True)
         return "outputs rewritten" in said
 
     def behave(self) -> None:
         test_id = f"{type(self).__name__}.{self._testMethodName}"
         behaviour = SCENARIO.get("tests", {}).get(test_id, SCENARIO.get("default", "pass"))
-        time.sleep(
+        time_passes(
             float(SCENARIO.get("durations", {}).get(test_id, SCENARIO.get("duration_s", 0.0)))
         )
         if behaviour == "skip":
             self.skipTest("scenario skips this test")
         if behaviour == "hang":
+            time_passes(FOREVER)
             time.sleep(3600)
         if behaviour == "hang_subtests":
             for k in range(3):
                 with self.subTest(k=k):
+                    time_passes(FOREVER)
                     time.sleep(3600)
         if behaviour == "daemon":
             code = "import time; time.sleep(600)"

@@ -170,6 +170,7 @@ def run_tests(
             name=name,
             startup_budget_s=max(settings.host.startup_timeout_s, per_test + grace),
             as_user=user,
+            clock=settings.clock,
         )
         if user is not None:
             for note in user.collect(job_dir, attempt_dir):

@@ -181,6 +181,7 @@ def check_import(shard: HostShard, settings: RunSettings, python: str) -> None:
         progress_budget_s=IMPORT_CHECK_TIMEOUT_S,
         kill_grace_s=settings.kill_grace_s,
         as_user=settings.job_user,
+        clock=settings.clock,
     )
     stdout = _read(outcome.stdout_path)
     stderr = _read(outcome.stderr_path)

@@ -162,6 +162,7 @@ def run_watched(
     name: str = "",
     startup_budget_s: float | None = None,
     as_user: RunAs | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ProcessOutcome:
     """Run ``argv`` in its own process group; stop it on the shard timeout or when no
     test starts or finishes within ``progress_budget_s`` (a hang the wrapper's own
@@ -170,16 +171,19 @@ def run_watched(
 
     When it ends, whatever it started is killed too (``reap_leftovers``), and with
     ``as_user`` (the run is that user's: PR code) every process of that user is
-    (``RunAs.end_all``), whatever marker or parent it has."""
+    (``RunAs.end_all``), whatever marker or parent it has.
+
+    The budgets are read on ``clock``; the process is polled in real time whatever the
+    clock (it runs in real time)."""
     stdout_path = out_dir / f"stdout{name}.txt"
     stderr_path = out_dir / f"stderr{name}.txt"
-    last_progress = [time.monotonic()]
+    last_progress = [clock()]
     started_tests = [False]
     startup = progress_budget_s if startup_budget_s is None else startup_budget_s
 
     def on_line(line: str) -> None:
         if results.is_progress_line(line):
-            last_progress[0] = time.monotonic()
+            last_progress[0] = clock()
             started_tests[0] = True
 
     token = env.get(TOKEN_VAR) or secrets.token_hex(8)
@@ -219,23 +223,31 @@ def run_watched(
     for pump in pumps:
         pump.start()
 
-    started = time.monotonic()
+    started = clock()
     stopped: str | None = None
     poll = min(0.2, max(0.02, progress_budget_s / 20))
+    shard_budget = f"timed out after the shard budget of {timeout_s:g} s"
+    startup_budget = (
+        f"was stopped: no test started within {startup:g} s of starting the test "
+        "process (the start-up budget: importing the harness took too long)"
+    )
+    progress_budget = (
+        f"was stopped: no test started or finished for {progress_budget_s:g} s "
+        "(the per-test budget plus grace)"
+    )
     while proc.poll() is None:
-        now = time.monotonic()
-        if now - started > timeout_s:
-            stopped = f"timed out after the shard budget of {timeout_s:g} s"
-        elif not started_tests[0] and now - started > startup:
-            stopped = (
-                f"was stopped: no test started within {startup:g} s of starting the test "
-                "process (the start-up budget: importing the harness took too long)"
-            )
-        elif started_tests[0] and now - last_progress[0] > progress_budget_s:
-            stopped = (
-                f"was stopped: no test started or finished for {progress_budget_s:g} s "
-                "(the per-test budget plus grace)"
-            )
+        now = clock()
+        # Each budget's deadline; where more than one has passed since the last look, the
+        # reason is the one that ran out first.
+        deadlines = [
+            (started + timeout_s, shard_budget),
+            (last_progress[0] + progress_budget_s, progress_budget)
+            if started_tests[0]
+            else (started + startup, startup_budget),
+        ]
+        passed = [deadline for deadline in deadlines if now > deadline[0]]
+        if passed:
+            stopped = min(passed)[1]
         if stopped:
             _kill_group(proc, kill_grace_s)
             break

@@ -5,6 +5,7 @@ Nothing here reads ``os.environ``: the environment is passed in by ``bot/cli/lab
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,11 @@ class RunSettings:
     env: Mapping[str, str] = field(default_factory=dict)
     log: Callable[[str], None] = lambda _msg: None
     kill_grace_s: float = 2.0
+    # What the run's budgets are read on (the shard's, the per-test progress and start-up
+    # budgets, the wait for a phone) and how the wait for a phone passes its time. Tests
+    # give a clock double (tests/bot/lab/support.py), so no test waits for a budget to pass.
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
     # The host config's own path: sealed with the trusted paths (``HostConfig.trusted_roots``).
     host_config_path: str | None = None
     # Set for the job by ``hoststate``: the user PR code runs as (None: isolation = "none").

@@ -131,7 +131,13 @@ class PhoneTarget(_TargetBase):
             )
             return ShardResult.all_infra(shard, reason)
         try:
-            with locks.first_free(state_dir, ordered, self.settings.host.lock_wait_s) as serial:
+            with locks.first_free(
+                state_dir,
+                ordered,
+                self.settings.host.lock_wait_s,
+                clock=self.settings.clock,
+                sleep=self.settings.sleep,
+            ) as serial:
                 return self._on_device(shard, serial, attempt_dir)
         except locks.DeviceBusy as exc:
             return ShardResult.all_infra(shard, str(exc))

@@ -25,7 +25,7 @@ def host_toml(lab: Lab, **extra: str) -> Path:
         f'executorch_dir = "{lab.checkout}"',
         f'python = "{lab.host().python}"',
         f'state_dir = "{lab.state_dir}"',
-        "lock_wait_s = 0.5",
+        "lock_wait_s = 60",
         'lifetime = "ephemeral"',
         'isolation = "none"',
         *(f"{k} = {v}" for k, v in extra.items()),

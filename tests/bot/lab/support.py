@@ -4,6 +4,12 @@ There are no phones here. ``Lab`` wires the two test doubles (tests/doubles/fake
 tests/doubles/fake_test_qnn_delegate.py) into a temporary directory so the real runner,
 the real wrapper and the real unittest machinery run against them. The ``lab`` fixture is
 registered for every bot test by tests/bot/conftest.py.
+
+**Time.** The runner of ``Lab.settings()`` reads its budgets on ``LabClock``, a clock double,
+and no budget in these settings is under 10 s: the lab's tests wait for no budget to pass.
+The doubles do not sleep through a long wait; they say how long it took (``FAKE_LAB_CLOCK``),
+and the clock moves on by that much. A test of the wrapper's per-test alarm gets the alarm
+the same way: the fake test script lets its armed timer run out (see its docstring).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -83,6 +90,53 @@ def make_checkout(root: Path, script_text: str | None = None) -> tuple[Path, str
     return checkout, git(checkout, "rev-parse", "HEAD")
 
 
+# Budgets of the lab's settings and shards: bounds, never reached unless a double says so.
+PER_TEST_S = 60  # the runner's progress budget is this plus 15 s of grace
+SHARD_S = 3600
+
+
+class LabClock:
+    """Test double of the runner's clock (``RunSettings.clock`` and ``sleep``): real
+    monotonic time plus the time the lab's doubles say passed, and the time its own
+    ``sleep`` passed without waiting.
+
+    The doubles append the seconds that pass to ``path`` (one number a line: the fake test
+    script for a hang, a slow import or a test's duration; FakeAdb for a slow phone). Each
+    reading writes how much of that it has read to ``path.seen``: the fake script waits for
+    it, so the runner has read its clock once while the script was in the state that took
+    the time (an import, a test), and its budgets decide there as they would in real time.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.slept = 0.0
+        self.lock = threading.Lock()  # read by the runner's loop and its output pumps
+
+    def passed(self) -> float:
+        """What the doubles said passed, so far."""
+        try:
+            text = self.path.read_text()
+        except FileNotFoundError:
+            return 0.0
+        # A line still being appended has no newline yet: it counts at the next reading.
+        return sum(float(line) for line in text.split("\n")[:-1])
+
+    def __call__(self) -> float:
+        with self.lock:
+            passed = self.passed()
+            now = time.monotonic() + passed + self.slept
+            draft = self.path.with_name(self.path.name + ".seen.tmp")
+            draft.write_text(repr(passed))
+            draft.replace(self.path.with_name(self.path.name + ".seen"))
+            return now
+
+    def sleep(self, seconds: float) -> None:
+        """A wait that passes at once (the runner's wait for a busy phone)."""
+        with self.lock:
+            self.slept += seconds
+        time.sleep(0.001)
+
+
 @dataclass
 class Lab:
     """Paths and knobs of one fake lab, plus helpers to build shards and settings."""
@@ -93,6 +147,7 @@ class Lab:
     checkout: Path
     sha: str
     state_dir: Path
+    clock: LabClock
     logs: list[str] = field(default_factory=list)
 
     def scenario(self, devices: dict[str, dict[str, Any]] | None = None, **doc: Any) -> None:
@@ -116,7 +171,7 @@ class Lab:
             python=sys.executable,
             adb="adb",
             state_dir=str(self.state_dir),
-            lock_wait_s=0.5,
+            lock_wait_s=60,
             devices=(DeviceEntry("PHONE_A", "SM8650"), DeviceEntry("PHONE_B", "SM8650")),
             # The lab's tests are about runs, not the host model: each test is a fresh
             # tmp_path, as an ephemeral runner is a fresh machine, and PR code runs as the
@@ -147,13 +202,16 @@ class Lab:
         return self.host(**fields)
 
     def settings(self, out: str = "out", **overrides: Any) -> RunSettings:
+        """Settings on the lab's clock: the doubles the run starts tell it the time they take."""
         return RunSettings(
             host=self.host(**overrides),
             out_dir=self.root / out,
             command=command_builder(),
-            env=self.env(),
+            env={**self.env(), "FAKE_LAB_CLOCK": str(self.clock.path)},
             log=self.logs.append,
-            kill_grace_s=0.5,
+            kill_grace_s=10,
+            clock=self.clock,
+            sleep=self.clock.sleep,
         )
 
     def shard(self, *tests: str, **kw: Any) -> Shard:
@@ -166,8 +224,8 @@ class Lab:
             "tests": tests,
             "sha": self.sha,
             "pr": 7,
-            "timeout_s": 60,
-            "per_test_timeout_s": 1,
+            "timeout_s": SHARD_S,
+            "per_test_timeout_s": PER_TEST_S,
         }
         fields.update(kw)
         return Shard(**fields)
@@ -217,6 +275,7 @@ def build_lab(
         checkout=checkout,
         sha=sha,
         state_dir=root / "state",
+        clock=LabClock(root / "lab-clock"),
     )
     the_lab.scenario()
     return the_lab
