@@ -29,6 +29,9 @@ wrapper wrote junit.xml, replaces it and the runner's stderr.txt with FIFOs, as 
 can: a reader that opens them waits for ever). ``import_delay_s`` makes importing the module
 slow, as importing the real harness is (about 10 s). Tests named in
 the scenario but not below are added to their class, so scenarios can grow the suite.
+When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
+When FAKE_QNN_ENV_LOG is set, each run appends there the QNN_* variables it was started with.
+Tests are run by the real unittest machinery, directly or through bot/lab/junit_wrapper/.
 
 **Time.** Where the run is on the lab's clock (FAKE_LAB_CLOCK names its file: the runner
 reads its budgets on tests/bot/lab/support.py's ``LabClock``), nothing here sleeps through a
@@ -36,9 +39,6 @@ duration, an import delay or a hang: ``time_passes`` appends the seconds to that
 waits until the runner's clock has read them. A per-test alarm the wrapper armed, which
 would fire within that time, is run out at once: its signal arrives as it would when the
 time had passed. Elsewhere they are real sleeps.
-When FAKE_QNN_ARGV_LOG is set, each run appends its argv there as a JSON line.
-When FAKE_QNN_ENV_LOG is set, each run appends there the QNN_* variables it was started with.
-Tests are run by the real unittest machinery, directly or through bot/lab/junit_wrapper/.
 """
 
 from __future__ import annotations

@@ -20,9 +20,7 @@ from .support import ABS, ADD, Lab, sim_settings, statuses
 def test_simulator_infra_is_counted_and_retried_once(lab: Lab) -> None:
     lab.scenario(tests={ADD: "hang"})
     settings = sim_settings(lab)
-    result = Runner(settings).run(
-        lab.shard(ABS, ADD, runs_on=RunsOn.SIMULATOR)
-    )
+    result = Runner(settings).run(lab.shard(ABS, ADD, runs_on=RunsOn.SIMULATOR))
     assert statuses(result) == [Status.PASS, Status.INFRA]
     assert result.infra_reason and "per-test budget" in result.infra_reason
     assert result.attempts == 2
