@@ -35,8 +35,8 @@ Tests are run by the real unittest machinery, directly or through bot/lab/junit_
 
 **Time.** Where the run is on the lab's clock (FAKE_LAB_CLOCK names its file: the runner
 reads its budgets on tests/bot/lab/support.py's ``LabClock``), nothing here sleeps through a
-duration, an import delay or a hang: ``time_passes`` appends the seconds to that file and
-waits until the runner's clock has read them. A per-test alarm the wrapper armed, which
+duration, an import delay or a hang: ``time_passes`` appends the seconds to that file, in
+steps of at most 25 s, each read by the runner's clock before the next. A per-test alarm the wrapper armed, which
 would fire within that time, is run out at once: its signal arrives as it would when the
 time had passed. Elsewhere they are real sleeps.
 """
@@ -94,6 +94,7 @@ def _scenario() -> dict:
 
 # -- time ----------------------------------------------------------------------------------
 FOREVER = 10.0**6  # seconds: a hang's
+STEP = 25.0  # seconds: the most that passes at once (less than any budget of the lab's)
 
 
 def _clock_total(path: str) -> float:
@@ -131,11 +132,16 @@ def time_passes(seconds: float, *, told: bool = False) -> None:
         return
     remaining, interval = signal.getitimer(signal.ITIMER_REAL)
     fires = 0 < remaining <= seconds
-    if not told:
+    # An armed timer ends the wait when it fires: only that much passes.
+    left = remaining if fires else seconds
+    while left > 0 and not told:
+        # In steps, each read by the runner before the next: its budgets run out in order,
+        # whenever it got to the lines printed before the wait.
+        step = min(left, STEP)
         with open(path, "a") as handle:
-            # An armed timer ends the wait when it fires: only that much passes.
-            handle.write(f"{remaining if fires else seconds!r}\n")
+            handle.write(f"{step!r}\n")
         _wait_until_read(path)
+        left -= step
     if fires:
         signal.setitimer(signal.ITIMER_REAL, 1e-6, interval)
         time.sleep(FOREVER)  # the alarm's handler raises in here
