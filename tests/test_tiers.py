@@ -96,9 +96,8 @@ def test_a_tier_runs_alone_and_the_default_leaves_it_out() -> None:
     default = _entered(_config(markexpr="not passes"), conftest)
     assert {"tests/bot", "tests/codemods", "tests/workflows"} <= default
     assert not default & {"tests/packaging", "tests/qnn_htp", "tests/lowering", "tests/passes"}
-    assert "tests/passes" in _entered(
-        _config(), conftest
-    )  # the default with the torch stack: passes too
+    # The default with the torch stack: passes too.
+    assert "tests/passes" in _entered(_config(), conftest)
     # --tier all runs every tier beside the fast one (the README's command).
     every = _entered(_config(tier="all"), conftest)
     assert {"tests/packaging", "tests/qnn_htp", "tests/lowering"} | default <= every

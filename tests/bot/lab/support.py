@@ -110,6 +110,7 @@ class LabClock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.slept = 0.0
+        self.seen = 0.0  # what ``path.seen`` says (it is written only when that changes)
         self.lock = threading.Lock()  # read by the runner's loop and its output pumps
 
     def passed(self) -> float:
@@ -124,11 +125,12 @@ class LabClock:
     def __call__(self) -> float:
         with self.lock:
             passed = self.passed()
-            now = time.monotonic() + passed + self.slept
-            draft = self.path.with_name(self.path.name + ".seen.tmp")
-            draft.write_text(repr(passed))
-            draft.replace(self.path.with_name(self.path.name + ".seen"))
-            return now
+            if passed != self.seen:
+                draft = self.path.with_name(self.path.name + ".seen.tmp")
+                draft.write_text(repr(passed))
+                draft.replace(self.path.with_name(self.path.name + ".seen"))
+                self.seen = passed
+            return time.monotonic() + passed + self.slept
 
     def sleep(self, seconds: float) -> None:
         """A wait that passes at once (the runner's wait for a busy phone)."""

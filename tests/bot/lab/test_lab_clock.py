@@ -7,7 +7,10 @@ import ast
 import time
 from pathlib import Path
 
-from .support import PER_TEST_S, SHARD_S, Lab, LabClock
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import Status
+
+from .support import ABS, ADD, PER_TEST_S, SHARD_S, Lab, LabClock, statuses
 
 BOT_TESTS = Path(__file__).resolve().parents[1]
 # Keyword arguments and host-config keys that are a time budget of the runner.
@@ -92,11 +95,6 @@ def test_no_bot_test_sets_a_wall_clock_budget_under_10_s() -> None:
 def test_a_hang_takes_no_wall_clock_time(lab: Lab) -> None:
     """The control of the whole: a hang that the per-test alarm ends costs the runner's clock
     the budget and the test almost nothing of its own."""
-    from qnn_migrate.bot.lab.runner import Runner
-    from qnn_migrate.bot.model import Status
-
-    from .support import ABS, ADD, statuses
-
     lab.scenario(tests={ADD: "hang"})
     settings = lab.settings(devices=lab.host().devices[:1])
     started = time.monotonic()
