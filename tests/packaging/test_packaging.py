@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from docs.examples import examples
+from qnn_migrate_tests.docs.examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
