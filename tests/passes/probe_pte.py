@@ -2,7 +2,7 @@
 
     python tests/passes/probe_pte.py with|without|keep-dead-code [PROBE ...]
 
-test_torch_speedup.py runs it in a fresh process per mode (tests/ on PYTHONPATH, QNN_SDK_ROOT
+test_torch_speedup.py runs it in a fresh process per mode (tests/support on PYTHONPATH, QNN_SDK_ROOT
 set to "" as tests/conftest.py sets it). Each probe (all of them, or those named) goes through
 the deprecated wrapper and the canonical flow under RecordingQnnBackend, as the fast tier
 lowers it, and the program handed to the partitioner is serialized (``flows.serialize``).
