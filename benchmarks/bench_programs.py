@@ -38,9 +38,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
-sys.path.insert(0, str(TESTS))
-from bot.real_harness.support import harness_env, seed_tests, wrapper_argv, x86_build  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from qnn_migrate_tests.qnn_htp.real_harness.support import (  # noqa: E402
+    harness_env,
+    seed_tests,
+    wrapper_argv,
+    x86_build,
+)
 
 SAMPLE = [
     "TestQNNFloatingPointOperator.test_qnn_backend_conv1d",
@@ -96,7 +100,7 @@ def main(argv: list[str]) -> int:
     tests = {"sample": SAMPLE, "seed": None}.get(args.tests) or args.tests.split(",")
     tests = tests if args.tests != "seed" else seed_tests()
 
-    from qnn_htp.sdk import ensure_sdk
+    from qnn_migrate_tests.qnn_htp.sdk import ensure_sdk
 
     from qnn_migrate.bot.programs import ProgramVerdict, compare_all, parse_programs
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 TIME_TARGET = 1.0
 MEMORY_TARGET = 1.1
 
@@ -49,9 +49,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
-    from qnn_htp.bench_jobs import measure
-    from qnn_htp.fresh import fresh_runner
-    from qnn_htp.sdk import ensure_sdk
+    from qnn_migrate_tests.qnn_htp.bench_jobs import measure
+    from qnn_migrate_tests.qnn_htp.fresh import fresh_runner
+    from qnn_migrate_tests.qnn_htp.sdk import ensure_sdk
 
     runner = fresh_runner(ensure_sdk())
     flows = args.flows.split(",")

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 TIME_TARGET = 1.0
 MEMORY_TARGET = 1.0
-BUILD = "qnn_htp.hf_subjects:hf"
+BUILD = "qnn_migrate_tests.qnn_htp.hf_subjects:hf"
 RESAMPLES = 2000
 
 
@@ -83,9 +83,9 @@ def paired_ratios(runs: list[dict[str, Any]], subject: str, base: str, flow: str
 
 def measure(subjects: list[str], flows: list[str], repeat: int) -> list[dict[str, Any]]:
     """Every (repeat, subject, flow) lowering in a fresh child, flows alternating per repeat."""
-    from qnn_htp.bench_jobs import measure_built
-    from qnn_htp.fresh import FreshProcessError, fresh_runner
-    from qnn_htp.sdk import ensure_sdk
+    from qnn_migrate_tests.qnn_htp.bench_jobs import measure_built
+    from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError, fresh_runner
+    from qnn_migrate_tests.qnn_htp.sdk import ensure_sdk
 
     runner = fresh_runner(ensure_sdk())
     runs: list[dict[str, Any]] = []
@@ -169,7 +169,7 @@ def report(runs: list[dict[str, Any]], subjects: list[str], flows: list[str]) ->
 
 
 def main(argv: list[str]) -> int:
-    from qnn_htp.hf_subjects import SUBJECTS
+    from qnn_migrate_tests.qnn_htp.hf_subjects import SUBJECTS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subjects", default=",".join("-".join(s) for s in SUBJECTS))

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN, github_standin  # noqa: F401
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.lab.support import hopper, lab  # noqa: F401  (registers the fixtures)
+from qnn_migrate_tests.bot.support import standin_env
+from qnn_migrate_tests.bot.two_users import job_user_names, two_user_lab  # noqa: F401  (registers the fixtures)
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, github_standin  # noqa: F401
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.catalog import Catalog
@@ -18,10 +21,6 @@ from qnn_migrate.bot.github.client import PyGithubGateway, gateway_for
 from qnn_migrate.bot.github.settings import Settings
 from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.render import Links
-
-from .lab.support import hopper, lab  # noqa: F401  (registers the fixtures)
-from .support import standin_env
-from .two_users import job_user_names, two_user_lab  # noqa: F401  (registers the fixtures)
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-from github_standin.fixtures import REPO, TOKEN
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.github_standin.fixtures import REPO, TOKEN
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from github_standin.server import GitHubStandIn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from qnn_migrate_tests.bot.support import standin_env, string_scan_reads
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.artifacts import ArtifactError
@@ -19,8 +20,6 @@ from qnn_migrate.bot.cli.nightly import nightly_group
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.pr.state import MARKER
-
-from .support import standin_env, string_scan_reads
 
 SHA = "a" * 40
 T1 = "TestQNNFloatingPointOperator.test_qnn_backend_abs"

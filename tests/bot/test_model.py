@@ -7,6 +7,7 @@ import dataclasses
 import json
 
 import pytest
+from qnn_migrate_tests.bot.support import tonight_results
 
 from qnn_migrate.bot.model import (
     At,
@@ -22,8 +23,6 @@ from qnn_migrate.bot.model import (
     Verdict,
     reconcile,
 )
-
-from .support import tonight_results
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 T1 = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.bot.support import output_doc, program_doc, programs_file
 
 from qnn_migrate.bot.model import ModelError
 from qnn_migrate.bot.programs import (
@@ -17,8 +18,6 @@ from qnn_migrate.bot.programs import (
     parse_programs,
     parse_test,
 )
-
-from .support import output_doc, program_doc, programs_file
 
 T = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
 PAYLOAD = bytes(range(256)) * 40  # 10 KiB: 40 blocks of 256 bytes

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from qnn_migrate_tests.bot.support import ROOT, delegate_tests
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.registry import RegistryError, extract
-
-from .support import ROOT, delegate_tests
 
 
 @pytest.mark.passes  # reads the installed ExecuTorch's harness

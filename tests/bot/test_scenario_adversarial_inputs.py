@@ -29,6 +29,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from qnn_migrate_tests.bot.support import string_scan_reads
 
 from qnn_migrate.bot import artifacts
 from qnn_migrate.bot.catalog import Catalog
@@ -42,8 +43,6 @@ from qnn_migrate.codemods.engine import FileResult, RuleOptions
 from qnn_migrate.codemods.findings import Unfixable
 from qnn_migrate.codemods.line_diff import MAX_DIFF_STEPS
 from qnn_migrate.codemods.reexports import reexport_scan
-
-from .support import string_scan_reads
 
 Lines = Callable[[Callable[[], object], int], int]
 KIB = 1024

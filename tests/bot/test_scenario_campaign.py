@@ -32,8 +32,21 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, DEVICE_WORKFLOW, DEVICE_WORKFLOW_INPUTS, REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.campaign.support import BY_HAND, OLD, Fork
+from qnn_migrate_tests.bot.support import (
+    check_golden,
+    output_doc,
+    program_doc,
+    programs_file,
+    standin_env,
+)
+from qnn_migrate_tests.github_standin.fixtures import (
+    BOT_LOGIN,
+    DEVICE_WORKFLOW,
+    DEVICE_WORKFLOW_INPUTS,
+    REPO,
+)
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.campaign.marker import STOPPED, read_marker
 from qnn_migrate.bot.cli.main import bot
@@ -41,9 +54,6 @@ from qnn_migrate.bot.model import At, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER as RESULTS_MARKER
 from qnn_migrate.cli import main as qnn_migrate_cli
-
-from .campaign.support import BY_HAND, OLD, Fork
-from .support import check_golden, output_doc, program_doc, programs_file, standin_env
 
 BRANCH = "qnn-migrate/campaign"
 CONV1D = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"

@@ -20,17 +20,16 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, REPO, TOKEN, github_standin  # noqa: F401
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.lab.support import Lab
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO, TOKEN, github_standin  # noqa: F401
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.lab import quarantine
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly.baseline import RunInfo
-
-from .lab.support import Lab
 
 GOLDEN = Path(__file__).parent / "golden" / "e2e-phones-report.md"
 FP, QO = "TestQNNFloatingPointOperator", "TestQNNQuantizedOperator"

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import check_golden, standin_env
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER
-
-from .support import check_golden, standin_env
 
 E2E = Path(__file__).resolve().parent / "e2e"
 HEAD = "a" * 40

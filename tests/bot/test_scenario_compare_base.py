@@ -18,17 +18,23 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import (
+    NIGHTLY,
+    check_golden,
+    output_doc,
+    program_doc,
+    programs_file,
+    standin_env,
+)
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import At, RunsOn, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER
-
-from .support import NIGHTLY, check_golden, output_doc, program_doc, programs_file, standin_env
 
 HEAD, ROOT, MERGE_BASE, TIP = "a" * 40, "1" * 40, "2" * 40, "4" * 40
 CONV_FILE = "backends/qualcomm/_passes/canonicalize_conv.py"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.payloads import comment_event
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import Shard, ShardResult

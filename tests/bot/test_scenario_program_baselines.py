@@ -14,15 +14,21 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from github_standin.fixtures import REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import (
+    NIGHTLY,
+    SHA,
+    output_doc,
+    program_doc,
+    programs_file,
+    standin_env,
+)
+from qnn_migrate_tests.github_standin.fixtures import REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import RunsOn, Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.baseline import BRANCH
-
-from .support import NIGHTLY, SHA, output_doc, program_doc, programs_file, standin_env
 
 ABS = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
 CONV = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from qnn_migrate_tests.bot.lab.support import ROOT
 from ruamel.yaml import YAML
 
 from qnn_migrate.bot import catalog
 from qnn_migrate.bot.lab import host_config
-
-from .lab.support import ROOT
 
 ARC = ROOT / ".github" / "adopt" / "arc"
 

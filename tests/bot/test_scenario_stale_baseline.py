@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import output_doc, program_doc, programs_file, standin_env
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.pr.programs import WHERE
 from qnn_migrate.bot.pr.state import MARKER
-
-from .support import output_doc, program_doc, programs_file, standin_env
 
 ABS = "TestQNNFloatingPointOperator.test_qnn_backend_abs"
 HEAD = "a" * 40

@@ -23,14 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
-
-from qnn_migrate.bot.cli import nightly as nightly_cli
-from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, statuses
-from .support import program_doc, programs_file
-from .two_users import (
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, statuses
+from qnn_migrate_tests.bot.support import program_doc, programs_file
+from qnn_migrate_tests.bot.two_users import (
     SYSTEM_PYTHON,
     TwoUserLab,
     notes,
@@ -38,6 +33,10 @@ from .two_users import (
     start_run_shard,
     write_host,
 )
+
+from qnn_migrate.bot.cli import nightly as nightly_cli
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import Status
 
 FORGER = """
 import json, os, time

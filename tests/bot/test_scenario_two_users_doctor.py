@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from qnn_migrate.bot import doctor
+from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, TwoUserLab, long_lived, write_host
 
-from .two_users import SYSTEM_PYTHON, TwoUserLab, long_lived, write_host
+from qnn_migrate.bot import doctor
 
 REPO = "qnn-lab/executorch"
 SELECTED = f"{REPO}/.github/workflows/qnn-device-tests.yml@refs/heads/main"

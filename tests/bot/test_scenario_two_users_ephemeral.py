@@ -18,11 +18,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, statuses
+from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, TwoUserLab, notes, read_note
+
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, statuses
-from .two_users import SYSTEM_PYTHON, TwoUserLab, notes, read_note
 
 PLANT = """
 import os, sysconfig

@@ -21,13 +21,20 @@ from __future__ import annotations
 import os
 import subprocess
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, git, statuses
+from qnn_migrate_tests.bot.two_users import (
+    SYSTEM_PYTHON,
+    TwoUserLab,
+    commit,
+    long_lived,
+    notes,
+    read_note,
+)
+
 from qnn_migrate.bot.lab import host_config
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.settings import RunSettings
 from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, git, statuses
-from .two_users import SYSTEM_PYTHON, TwoUserLab, commit, long_lived, notes, read_note
 
 PLANT = """
 import os, stat

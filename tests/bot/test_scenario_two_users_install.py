@@ -38,13 +38,12 @@ from pathlib import Path
 
 import click
 import defusedxml
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, ROOT, git, statuses
+from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, TwoUserLab, notes, read_note, write_host
 from ruamel.yaml import YAML
 
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, ROOT, git, statuses
-from .two_users import SYSTEM_PYTHON, TwoUserLab, notes, read_note, write_host
 
 ACTION = ROOT / ".github" / "actions" / "run-shard" / "action.yml"
 REQUIREMENTS = ROOT / ".github" / "actions" / "run-shard" / "requirements.txt"

@@ -25,12 +25,8 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-
-from qnn_migrate.bot.lab.runner import Runner
-from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, statuses
-from .two_users import (
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, statuses
+from qnn_migrate_tests.bot.two_users import (
     SYSTEM_PYTHON,
     TwoUserLab,
     commit,
@@ -42,6 +38,9 @@ from .two_users import (
     tagged_alive,
     write_host,
 )
+
+from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import Status
 
 HOSTILE_INIT = '''"""Job 1's PR code: a daemon that ends its supervisor and waits for job 2."""
 import os, subprocess, sys, time

@@ -21,13 +21,13 @@ import json
 import os
 from pathlib import Path
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, statuses
+from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, TwoUserLab, long_lived, notes, read_note
+
 from qnn_migrate.bot.lab import host_config
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.settings import RunSettings
 from qnn_migrate.bot.model import Status
-
-from .lab.support import ABS, ADD, statuses
-from .two_users import SYSTEM_PYTHON, TwoUserLab, long_lived, notes, read_note
 
 RESEAL = """
 import base64, hashlib, json, os, stat, zipfile

@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import DOUBLES, Lab, build_lab, command_builder
 
 from qnn_migrate.bot.lab.host_config import EPHEMERAL, JOB_USER, HostConfig, JobUsers
 from qnn_migrate.bot.lab.settings import RunSettings
-
-from .lab.support import DOUBLES, Lab, build_lab, command_builder
 
 LOCK = Path("/tmp/qnn-migrate-test-users.lock")
 COMMENT = "qnn-migrate test job user"
@@ -319,7 +318,7 @@ def start_run_shard(
 def commit(lab: Lab, init: str, message: str) -> str:
     """A commit of the lab's checkout whose ``executorch/__init__.py`` (imported by the
     runner's import check before any test) is ``init``."""
-    from .lab.support import git
+    from qnn_migrate_tests.bot.lab.support import git
 
     (lab.checkout / "executorch" / "__init__.py").write_text(init)
     git(lab.checkout, "commit", "-qam", message)
@@ -358,9 +357,9 @@ def long_lived(
     """``config`` made a sealed long-lived host: a runner install, a wheelhouse and its
     hash-pinned requirements (the per-job environment), the host config, all root's; the
     TOML written and sealed. The config file and the settings' host."""
-    from qnn_migrate.bot.lab.host_config import LONG_LIVED, JobEnv
+    from qnn_migrate_tests.bot.lab.support import hashed_requirements, make_wheel
 
-    from .lab.support import hashed_requirements, make_wheel
+    from qnn_migrate.bot.lab.host_config import LONG_LIVED, JobEnv
 
     runner_install = t.root / "actions-runner"
     (runner_install / "bin").mkdir(parents=True, exist_ok=True)

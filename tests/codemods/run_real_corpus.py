@@ -22,13 +22,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import the checks as the suite does
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from codemods.corpus_checks import TARGETS, Outcome, check_files, old_calls, totals
-    from codemods.corpus_manifest import MANIFEST, blob_id, read_manifest
-else:
-    from .corpus_checks import TARGETS, Outcome, check_files, old_calls, totals
-    from .corpus_manifest import MANIFEST, blob_id, read_manifest
+if __package__ in (None, ""):  # run as a script: the suite's helpers, as the suite imports them
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+
+from qnn_migrate_tests.codemods.corpus_checks import (
+    TARGETS,
+    Outcome,
+    check_files,
+    old_calls,
+    totals,
+)
+from qnn_migrate_tests.codemods.corpus_manifest import MANIFEST, blob_id, read_manifest
 
 COLUMNS = ("sites", "rewritten", "reported", "broken", "silent", "new pyflakes")
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
-
-from .rewrite_goldens import cases, read
+from qnn_migrate_tests.codemods.rewrite_goldens import cases, read
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = "to_edge_transform_and_lower_to_qnn"

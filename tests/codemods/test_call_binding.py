@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from qnn_migrate_tests.codemods.support import parse_call as _call
 
 from qnn_migrate.codemods.call_binding import BindError, BoundCall, bind_call
 from qnn_migrate.codemods.deprecations import lower_to_qnn
-
-from .support import parse_call as _call
 
 PARAMETERS = lower_to_qnn().parameters
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
+from qnn_migrate_tests.codemods.codes_table import documented
 
 from qnn_migrate.codemods import codes, findings
 from qnn_migrate.codemods.cli import rewrite
-
-from .test_findings import documented
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rewrite.md"
 

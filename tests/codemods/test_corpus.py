@@ -17,12 +17,17 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.codemods import run_real_corpus
+from qnn_migrate_tests.codemods.corpus_checks import (
+    Outcome,
+    check_files,
+    old_calls,
+    real_rewrite,
+    totals,
+)
+from qnn_migrate_tests.codemods.corpus_manifest import HEX40, blob_id, fixtures, read_manifest
 
 from qnn_migrate.codemods.engine import FileResult
-
-from . import run_real_corpus
-from .corpus_checks import Outcome, check_files, old_calls, real_rewrite, totals
-from .corpus_manifest import HEX40, blob_id, fixtures, read_manifest
 
 ENTRIES = read_manifest()
 FIXTURES = fixtures()

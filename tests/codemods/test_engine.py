@@ -4,11 +4,10 @@ unparsable input is an error) and what the cross-file scan tells it."""
 from __future__ import annotations
 
 import pytest
+from qnn_migrate_tests.codemods.support import big_module as _big_module
 
 from qnn_migrate.codemods.engine import RewriteError, reexport_scan, rewrite_code, rule_options
 from qnn_migrate.codemods.excerpt import MIN_LINES, cut, split_lines
-
-from .support import big_module as _big_module
 
 OLD = "to_edge_transform_and_lower_to_qnn"
 

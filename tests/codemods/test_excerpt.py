@@ -16,13 +16,12 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from qnn_migrate_tests.codemods.rewrite_goldens import FIXTURES, cases, read
+from qnn_migrate_tests.codemods.support import big_module as _big_module
 
 from qnn_migrate.codemods import excerpt
 from qnn_migrate.codemods.engine import RewriteError, rewrite_code
 from qnn_migrate.codemods.excerpt import cut, splice, split_lines
-
-from .rewrite_goldens import FIXTURES, cases, read
-from .support import big_module as _big_module
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = "to_edge_transform_and_lower_to_qnn"

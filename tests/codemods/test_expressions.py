@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from qnn_migrate_tests.codemods.support import parse_call as _call
 
 from qnn_migrate.codemods.expressions import evaluated_before, is_duplicable, is_side_effect_free
-
-from .support import parse_call as _call
 
 
 @pytest.mark.parametrize(

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from qnn_migrate_tests.codemods.codes_table import CODE, documented
 
 from qnn_migrate.codemods import findings
 from qnn_migrate.codemods.findings import Reason, Report
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rewrite.md"
-CODE = re.compile(r"QM\d{3}")
-
-
-def documented(text: str) -> dict[str, list[str]]:
-    """The rows of the codes table: code -> its cells (kind, what, example, what to do)."""
-    rows: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if line.startswith("| QM") and CODE.fullmatch(cells[0]):
-            rows.setdefault(cells[0], []).extend(cells[1:])
-    return rows
 
 
 def test_every_reason_has_its_own_well_formed_code() -> None:

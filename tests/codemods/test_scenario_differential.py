@@ -36,7 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from doubles.lowering_doubles import (
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
+from qnn_migrate_tests.codemods.corpus_checks import second_run_excess
+from qnn_migrate_tests.doubles.lowering_doubles import (
     LoweringDoubles,
     ModuleDouble,
     TableDouble,
@@ -44,13 +47,9 @@ from doubles.lowering_doubles import (
     describe,
     specs_double,
 )
-from hypothesis import HealthCheck, Phase, example, given, settings
-from hypothesis import strategies as st
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options
 from qnn_migrate.codemods.targets.qnn_passes import QnnPassesTarget
-
-from .corpus_checks import second_run_excess
 
 PARAMETERS = (
     "module",

@@ -10,10 +10,15 @@ import ast
 from functools import cache
 
 import pytest
+from qnn_migrate_tests.codemods.rewrite_goldens import (
+    Case,
+    cases,
+    read,
+    render_report,
+    report_codes,
+)
 
 from qnn_migrate.codemods.engine import FileResult, rewrite_code
-
-from .rewrite_goldens import Case, cases, read, render_report, report_codes
 
 CASES = cases()
 

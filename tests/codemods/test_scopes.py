@@ -8,11 +8,10 @@ from collections.abc import Mapping
 import libcst as cst
 import pytest
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, Scope, ScopeProvider
+from qnn_migrate_tests.codemods.support import SOURCES, SYNTAX_ZOO
 
 from qnn_migrate.codemods.scopes import expression_contexts, resolve_scopes
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-from .support import SOURCES, SYNTAX_ZOO
 
 
 @pytest.mark.parametrize(("name", "code"), SOURCES, ids=[name for name, _ in SOURCES])

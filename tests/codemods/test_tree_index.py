@@ -6,10 +6,9 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
+from qnn_migrate_tests.codemods.support import SOURCES
 
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-from .support import SOURCES
 
 _WHITESPACE = (
     cst.SimpleWhitespace,

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from qnn_migrate_tests.docs.examples import Example, examples, unmarked_blocks
 
 from qnn_migrate.codemods.cli import rewrite
-
-from .examples import Example, examples, unmarked_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .names import Reference, click_checker, dead, problem, references
+from qnn_migrate_tests.docs.names import Reference, click_checker, dead, problem, references
 
 ROOT = Path(__file__).resolve().parents[2]
 

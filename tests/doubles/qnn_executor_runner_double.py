@@ -62,8 +62,8 @@ def main(argv: list[str]) -> int:
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(TESTS))
-    from qnn_htp.abi import install
+    sys.path.insert(0, str(TESTS / "support"))
+    from qnn_migrate_tests.qnn_htp.abi import install
 
     install(Path(os.environ["QNN_SDK_ROOT"]))
     # The extension itself, as portable_lib re-exports it: portable_lib first imports

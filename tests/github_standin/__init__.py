@@ -1,8 +1,9 @@
 """A local stand-in of the GitHub REST API, real webhook payloads, and a pytest fixture.
 
-Use from any test module (tests/ is on sys.path through the root conftest)::
+Use from any test module (imported as a helper of the suite's one helper package,
+tests/support/qnn_migrate_tests)::
 
-    from github_standin.fixtures import github_standin  # noqa: F401  (registers the fixture)
+    from qnn_migrate_tests.github_standin.fixtures import github_standin  # noqa: F401  (registers the fixture)
 
     def test_x(github_standin):
         gh = github_standin           # a GitHubStandIn, already listening on 127.0.0.1

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 REPO = "qnn-lab/executorch"
 TOKEN = "ghs_standin_actions_token"

@@ -17,7 +17,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from passes.arithmetic import BUNDLES, Bundle, cpu_values
+from qnn_migrate_tests.passes.arithmetic import BUNDLES, Bundle, cpu_values
 
 
 @pytest.mark.parametrize("bundle", [pytest.param(b, id=b.name) for b in BUNDLES])

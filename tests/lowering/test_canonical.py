@@ -9,10 +9,9 @@ rewrite, and the migrated passes at the start of the to-edge stage leave them un
 from __future__ import annotations
 
 import pytest
-from passes import canonical, flows
-from passes.zoo import CASES, Case, params
-
-from lowering.test_differential import _upstream_leftovers
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.canonical import upstream_leftovers
+from qnn_migrate_tests.passes.zoo import CASES, Case, params
 
 
 @pytest.mark.parametrize("case", params(CASES))
@@ -22,7 +21,7 @@ def test_canonical_flow_hands_over_the_wrappers_program(case: Case) -> None:
     new = flows.handed(new_record, case)
     assert list(old) == list(new) == flows.method_names(case)
     for method in old:
-        orphans, duplicates = _upstream_leftovers(old[method])
+        orphans, duplicates = upstream_leftovers(old[method])
         expected = canonical.without_inputs(old[method], orphans + duplicates)
         assert canonical.canonical(new[method]) == expected, method
         assert canonical.orphaned_inputs(new[method]) == []

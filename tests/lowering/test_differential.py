@@ -15,8 +15,9 @@ shared by several ops is lifted once per use upstream.
 from __future__ import annotations
 
 import pytest
-from passes import canonical, flows
-from passes.zoo import CASES, Case, params
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.canonical import upstream_leftovers
+from qnn_migrate_tests.passes.zoo import CASES, Case, params
 
 # case -> methods in which a pass replaces a weight (conv1d -> conv2d, dilated transposed
 # conv, linear -> conv2d); everywhere else no input may go missing.
@@ -31,22 +32,6 @@ REPLACES_WEIGHTS: dict[str, set[str]] = {
 }
 
 
-def _upstream_leftovers(program: object) -> tuple[list[str], list[str]]:
-    """(orphaned inputs, duplicate copies of a generated constant) in an upstream program."""
-    orphans = canonical.orphaned_inputs(program)
-    form = canonical.canonical(program)
-    seen: set[object] = set()
-    duplicates = []
-    for (_, ident, _), spec in zip(
-        form["inputs"], program.graph_signature.input_specs, strict=True
-    ):  # type: ignore[attr-defined]
-        if str(spec.target).startswith(canonical.GENERATED_PREFIX):
-            if ident in seen:
-                duplicates.append(str(spec.target))
-            seen.add(ident)
-    return orphans, duplicates
-
-
 @pytest.mark.parametrize("case", params(CASES))
 def test_partitioner_receives_the_same_program(case: Case) -> None:
     old_record = flows.deprecated(case.name)
@@ -56,7 +41,7 @@ def test_partitioner_receives_the_same_program(case: Case) -> None:
     assert list(old) == list(new) == flows.method_names(case)
 
     for method in old:
-        orphans, duplicates = _upstream_leftovers(old[method])
+        orphans, duplicates = upstream_leftovers(old[method])
         expected = canonical.without_inputs(old[method], orphans + duplicates)
         actual = canonical.canonical(new[method])
         assert actual["graph"] == expected["graph"], method
@@ -65,7 +50,7 @@ def test_partitioner_receives_the_same_program(case: Case) -> None:
         assert actual["inputs"] == expected["inputs"], method
         # What the migrated flow leaves out is exactly what upstream leaves behind.
         assert canonical.orphaned_inputs(new[method]) == []
-        assert _upstream_leftovers(new[method]) == ([], [])
+        assert upstream_leftovers(new[method]) == ([], [])
         assert bool(orphans) == (method in REPLACES_WEIGHTS.get(case.name, set())), orphans
 
     # The partitioners and the manager context got the same configuration.
@@ -102,7 +87,7 @@ def test_no_orphaned_constants_and_fewer_constant_bytes(case: Case) -> None:
     new = flows.handed(flows.migrated(case.name), case)
     leftover_bytes = leftover_inputs = 0
     for method in old:
-        orphans, duplicates = _upstream_leftovers(old[method])
+        orphans, duplicates = upstream_leftovers(old[method])
         if method not in REPLACES_WEIGHTS[case.name]:
             assert orphans == duplicates == []
             continue

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import torch
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
-from passes import canonical, flows
-from passes.zoo import FLOAT_CASES, QUANT_CASES, Case, params
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.zoo import FLOAT_CASES, QUANT_CASES, Case, params
 
 from qnn_passes.quant_ops import QCOM_QUANT_ATTRS, attrs_equal, is_dequantize
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import torch
-from doubles.qnn_backend import RecordingQnnBackend
+from qnn_migrate_tests.doubles.qnn_backend import RecordingQnnBackend
 from torch.export.graph_signature import InputKind
 
 from qnn_migrate.codemods.engine import rewrite_code, rule_options

@@ -20,9 +20,9 @@ import pytest
 import torch
 from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.program import _program
-from passes import canonical, flows
-from passes.edge import ParameterToGetAttr
-from passes.zoo import BY_NAME, Case, params
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.edge import ParameterToGetAttr
+from qnn_migrate_tests.passes.zoo import BY_NAME, Case, params
 from torch import nn
 
 SCOPED = tuple(

@@ -20,8 +20,9 @@ import pytest
 import torch
 import torch._export.utils as export_utils
 import torch._ops as ops
-import torch_speedup
-from passes.probes import PROBES
+from qnn_migrate_tests.passes.probes import PROBES
+
+from qnn_migrate_tests import torch_speedup
 
 TESTS = Path(__file__).resolve().parents[1]
 PROBE_PTE = Path(__file__).resolve().parents[1] / "passes" / "probe_pte.py"
@@ -134,7 +135,7 @@ def test_py_impl_registers_as_before() -> None:
 
 def _start(mode: str, *probes: str) -> subprocess.Popen[str]:
     """probe_pte.py in a fresh process (see its docstring for the modes)."""
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "QNN_SDK_ROOT": ""}
+    env = {**os.environ, "PYTHONPATH": str(TESTS / "support"), "QNN_SDK_ROOT": ""}
     env.pop("QNN_TESTS_TORCH_SPEEDUP", None)
     return subprocess.Popen(
         [sys.executable, str(PROBE_PTE), mode, *probes],

@@ -7,8 +7,8 @@ supports; RecordingQnnBackend answers "all" in place of the backend (there is no
 from __future__ import annotations
 
 import pytest
-from passes import canonical, flows
-from passes.zoo import BY_NAME
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.zoo import BY_NAME
 
 
 @pytest.mark.parametrize("backend", ["gpu", "lpai"])

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from docs.examples import examples
+from qnn_migrate_tests.docs.examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -178,7 +178,7 @@ def test_a_clone_without_symlinks_builds_a_complete_wheel_that_rewrites(tmp_path
     assert where.stdout.startswith(str(target)), where.stdout + where.stderr
 
     # The clone's golden rewrite tests, importing qnn_migrate from the wheel (pytest puts
-    # tests/, not the clone, on sys.path).
+    # tests/support, not the clone, on sys.path).
     golden = subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"),

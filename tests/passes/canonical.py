@@ -158,3 +158,19 @@ def without_inputs(program: Any, targets: list[str]) -> dict[str, Any]:
         i for i, s in zip(form["inputs"], specs, strict=True) if s.target not in dropped
     ]
     return form
+
+
+def upstream_leftovers(program: object) -> tuple[list[str], list[str]]:
+    """(orphaned inputs, duplicate copies of a generated constant) in an upstream program."""
+    orphans = orphaned_inputs(program)
+    form = canonical(program)
+    seen: set[object] = set()
+    duplicates = []
+    for (_, ident, _), spec in zip(
+        form["inputs"], program.graph_signature.input_specs, strict=True
+    ):  # type: ignore[attr-defined]
+        if str(spec.target).startswith(GENERATED_PREFIX):
+            if ident in seen:
+                duplicates.append(str(spec.target))
+            seen.add(ident)
+    return orphans, duplicates

@@ -1,5 +1,5 @@
 """The fast tier lowers hundreds of programs: torch's bookkeeping accelerated (same results)."""
 
-import torch_speedup
+from qnn_migrate_tests import torch_speedup
 
 torch_speedup.install()

@@ -9,10 +9,9 @@ from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
 from executorch.exir.pass_manager import ExportedProgramPassManager
+from qnn_migrate_tests.passes import flows
 from torch.export import ExportedProgram
 from torch.export.graph_signature import ExportGraphSignature
-
-from passes import flows
 
 CONV = exir_ops.edge.aten.convolution.default
 LINEAR = exir_ops.edge.aten.linear.default

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from doubles.qnn_backend import RecordingQnnBackend
 from executorch.backends.qualcomm.serialization.qc_schema import (
     QcomChipset,
     QnnExecuTorchOptions,
@@ -31,8 +30,9 @@ from executorch.backends.qualcomm.utils.utils import (
 from executorch.exir import EdgeProgramManager, to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+from qnn_migrate_tests.doubles.qnn_backend import RecordingQnnBackend
+from qnn_migrate_tests.passes.zoo import BY_NAME, Case
 
-from passes.zoo import BY_NAME, Case
 from qnn_passes import (
     qnn_compile_config,
     qnn_export,

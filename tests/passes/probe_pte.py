@@ -2,7 +2,7 @@
 
     python tests/passes/probe_pte.py with|without|keep-dead-code [PROBE ...]
 
-test_torch_speedup.py runs it in a fresh process per mode (tests/ on PYTHONPATH, QNN_SDK_ROOT
+test_torch_speedup.py runs it in a fresh process per mode (tests/support on PYTHONPATH, QNN_SDK_ROOT
 set to "" as tests/conftest.py sets it). Each probe (all of them, or those named) goes through
 the deprecated wrapper and the canonical flow under RecordingQnnBackend, as the fast tier
 lowers it, and the program handed to the partitioner is serialized (``flows.serialize``).
@@ -23,7 +23,7 @@ import time
 
 def _patch(mode: str) -> None:
     if mode == "with":
-        import torch_speedup
+        from qnn_migrate_tests import torch_speedup
 
         assert torch_speedup.install(), "torch_speedup did not install on this torch"
     elif mode == "keep-dead-code":
@@ -43,10 +43,9 @@ def _speedup_installed() -> bool:
 def main(mode: str, names: list[str]) -> None:
     started = time.process_time()
     _patch(mode)
-    from lowering.test_canonical_probes import canonical_flow, wrapper
-
-    from passes import flows
-    from passes.probes import PROBES
+    from qnn_migrate_tests.passes import flows
+    from qnn_migrate_tests.passes.probe_lowerings import canonical_flow, wrapper
+    from qnn_migrate_tests.passes.probes import PROBES
 
     digests: dict[str, str] = {}
     for probe in PROBES:

@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportPass
+from qnn_migrate_tests.passes.edge import ParameterToGetAttr, edge_program, run_passes
 from torch import nn
 
-from passes.edge import ParameterToGetAttr, edge_program, run_passes
 from qnn_passes import (
     AnnotateGetAttr,
     CanonicalizeConv,

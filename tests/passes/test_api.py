@@ -9,7 +9,6 @@ from unittest import mock
 
 import pytest
 import torch
-from doubles.qnn_backend import RecordingQnnBackend
 from executorch.backends.qualcomm._passes.backends.htp import QnnHtpPassManager
 from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
 from executorch.backends.qualcomm.serialization.qc_schema import QcomChipset
@@ -18,10 +17,11 @@ from executorch.backends.qualcomm.utils.utils import (
     generate_qnn_executorch_compiler_spec,
 )
 from executorch.exir import to_edge_transform_and_lower
+from qnn_migrate_tests.doubles.qnn_backend import RecordingQnnBackend
+from qnn_migrate_tests.passes import flows
 from torch import nn
 
 import qnn_passes
-from passes import flows
 from qnn_passes import (
     LiftQnnConstants,
     QnnConfigError,

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
+from qnn_migrate_tests.passes.beyond import StaticPow, WeightNormConv
+from qnn_migrate_tests.passes.edge import (
+    check_computes_like,
+    check_runs_like,
+    edge_program,
+    nodes,
+    run_passes,
+)
 
-from passes.beyond import StaticPow, WeightNormConv
-from passes.edge import check_computes_like, check_runs_like, edge_program, nodes, run_passes
 from qnn_passes.broadcast_static_operands import BroadcastStaticOperands, constant_derived
 from qnn_passes.lift_qnn_constants import LiftQnnConstants
 from qnn_passes.lift_scalar_operands import LiftScalarOperands

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 import torch
-from doubles.qnn_backend import RecordingQnnBackend
 from executorch.backends.qualcomm._passes import ConvertBmmToMatmul, DecomposeExpM1, DecomposePad
 from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls
 from executorch.backends.qualcomm.serialization.qc_schema import (
@@ -20,11 +19,12 @@ from executorch.backends.qualcomm.serialization.qc_schema_serialize import optio
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
 from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
-from lowering.test_canonical_probes import outside
+from qnn_migrate_tests.doubles.qnn_backend import RecordingQnnBackend
+from qnn_migrate_tests.passes import canonical, flows
+from qnn_migrate_tests.passes.probe_lowerings import outside
+from qnn_migrate_tests.passes.probes import BY_NAME as PROBES
+from qnn_migrate_tests.passes.zoo import BY_NAME
 
-from passes import canonical, flows
-from passes.probes import BY_NAME as PROBES
-from passes.zoo import BY_NAME
 from qnn_passes import (
     QnnConfigError,
     qnn_compile_config,

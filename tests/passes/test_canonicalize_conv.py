@@ -5,9 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from executorch.exir.dialects._ops import ops as exir_ops
-from torch import nn
-
-from passes.edge import (
+from qnn_migrate_tests.passes.edge import (
     CONV,
     ParameterToGetAttr,
     check_computes_like,
@@ -18,6 +16,8 @@ from passes.edge import (
     run_passes,
     targets,
 )
+from torch import nn
+
 from qnn_passes import CanonicalizeConv
 from qnn_passes.canonicalize_conv import dilate
 from qnn_passes.quant_ops import bound_args

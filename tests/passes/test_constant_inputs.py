@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import torch
+from qnn_migrate_tests.passes.edge import check_runs_like, edge_program
 from torch import nn
 
-from passes.edge import check_runs_like, edge_program
 from qnn_passes import LiftQnnConstants, constant_inputs
 
 

@@ -6,9 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from executorch.exir.dialects._ops import ops as exir_ops
-from torch import nn
-
-from passes.edge import (
+from qnn_migrate_tests.passes.edge import (
     CONV,
     LINEAR,
     check_computes_like,
@@ -19,6 +17,8 @@ from passes.edge import (
     run_passes,
     targets,
 )
+from torch import nn
+
 from qnn_passes import ConvertLinearToConv2d, LiftQnnConstants
 from qnn_passes.quant_ops import bound_args
 

@@ -16,10 +16,10 @@ from executorch.backends.qualcomm import _passes as executorch_qnn_passes
 from executorch.backends.qualcomm._passes.backends.htp.qnn_htp_pass_manager import (
     QnnHtpPassManager,
 )
+from qnn_migrate_tests.passes import flows
 from torch import nn
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
-from passes import flows
 from qnn_migrate.cli import main
 from qnn_passes import (
     QnnConfigError,

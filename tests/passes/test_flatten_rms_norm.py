@@ -6,9 +6,9 @@ import pytest
 import torch
 from executorch.backends.qualcomm._passes import RecomposeRmsNorm
 from executorch.exir.dialects._ops import ops as exir_ops
+from qnn_migrate_tests.passes.beyond import QkNorm
+from qnn_migrate_tests.passes.edge import check_computes_like, edge_program, nodes, run_passes
 
-from passes.beyond import QkNorm
-from passes.edge import check_computes_like, edge_program, nodes, run_passes
 from qnn_passes.flatten_rms_norm import FlattenRmsNorm, flattened_shape
 
 RMS = exir_ops.edge.aten.rms_norm.default

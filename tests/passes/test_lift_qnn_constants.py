@@ -6,10 +6,10 @@ import copy
 
 import torch
 from executorch.exir.program._program import lift_constant_tensor_pass
+from qnn_migrate_tests.passes.edge import check_runs_like, edge_program, run_passes
 from torch import nn
 from torch.export.graph_signature import InputKind
 
-from passes.edge import check_runs_like, edge_program, run_passes
 from qnn_passes import CanonicalizeConv, LiftQnnConstants
 
 

@@ -18,9 +18,9 @@ from executorch.backends.qualcomm._passes.qnn_pass_manager import (
     get_qnn_pass_manager_cls,
 )
 from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
+from qnn_migrate_tests.passes import flows
 from torch import nn
 
-from passes import flows
 from qnn_passes import QnnConfigError, qnn_export, qnn_transform_passes
 from qnn_passes.patched_passes import (
     EXPORT_METHODS,

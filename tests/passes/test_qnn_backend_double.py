@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from doubles.qnn_backend import RecordingQnnBackend
 from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner
 from executorch.backends.qualcomm.utils import qnn_manager_lifecycle
 from executorch.backends.qualcomm.utils import utils as qnn_utils
 from executorch.backends.qualcomm.utils.utils import to_edge_transform_and_lower_to_qnn
+from qnn_migrate_tests.doubles.qnn_backend import RecordingQnnBackend
+from qnn_migrate_tests.passes import flows
+from qnn_migrate_tests.passes.zoo import BY_NAME
 from torch._subclasses.fake_tensor import FakeTensor
-
-from passes import flows
-from passes.zoo import BY_NAME
 
 
 def test_records_and_restores() -> None:

@@ -15,12 +15,17 @@ from executorch.exir.backend.canonical_partitioners.pattern_op_partitioner impor
     generate_partitions_from_list_of_nodes,
 )
 from executorch.exir.dialects._ops import ops as exir_ops
+from qnn_migrate_tests.passes.beyond import (
+    ConstantChain,
+    DynamicArange,
+    KvCacheHeld,
+    StaticPosition,
+)
+from qnn_migrate_tests.passes.edge import edge_program
+from qnn_migrate_tests.passes.zoo import Conv1dWithState
 from torch.export import Dim
 from torch.fx.passes.operator_support import create_op_support
 
-from passes.beyond import ConstantChain, DynamicArange, KvCacheHeld, StaticPosition
-from passes.edge import edge_program
-from passes.zoo import Conv1dWithState
 from qnn_passes.qnn_partitioner import (
     DeclineOnError,
     graph_inputs,
@@ -193,7 +198,8 @@ def test_control_a_buffer_only_copied_into_stays_with_its_delegate() -> None:
 
 
 def test_an_rms_norm_with_a_computed_weight_is_not_kept_whole() -> None:
-    from passes import flows
+    from qnn_migrate_tests.passes import flows
+
     from qnn_passes.qnn_partitioner import QnnEdgePartitioner
 
     class Norms(torch.nn.Module):
@@ -219,7 +225,8 @@ def test_a_quantized_models_norm_weight_counts_as_constant() -> None:
     constant to QNN's builder (FoldQDQ folds the ops), so the norm is kept whole and
     RecomposeRmsNorm is not handed its decomposition (quantized llama failed there). The
     control: a weight computed before its quantize is not constant."""
-    from passes import flows
+    from qnn_migrate_tests.passes import flows
+
     from qnn_passes.qnn_partitioner import QnnEdgePartitioner
 
     qd = torch.ops.quantized_decomposed

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 from executorch.backends.qualcomm._passes.utils import get_quant_attrs
 from executorch.backends.qualcomm.builders.utils import get_parameter
 from executorch.exir.dialects._ops import ops as exir_ops
+from qnn_migrate_tests.passes.edge import edge_program
 from torch import nn
 
-from passes.edge import edge_program
 from qnn_passes import quant_ops
 
 qd = torch.ops.quantized_decomposed

@@ -6,9 +6,9 @@ import pytest
 import torch
 from executorch.backends.qualcomm._passes import I64toI32, Remove0DTensor
 from executorch.exir.dialects._ops import ops as exir_ops
+from qnn_migrate_tests.passes.beyond import KvCacheWrite, PrefillPosition, StaticPosition
+from qnn_migrate_tests.passes.edge import check_runs_like, edge_program, nodes
 
-from passes.beyond import KvCacheWrite, PrefillPosition, StaticPosition
-from passes.edge import check_runs_like, edge_program, nodes
 from qnn_passes.reshape_scalar_select import ReshapeScalarSelect
 
 _aten = exir_ops.edge.aten

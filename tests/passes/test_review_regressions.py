@@ -21,9 +21,7 @@ from executorch.backends.qualcomm._passes import (
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass
 from executorch.exir.program._program import lift_constant_tensor_pass
-from torch import nn
-
-from passes.edge import (
+from qnn_migrate_tests.passes.edge import (
     CONV,
     ParameterToGetAttr,
     check_computes_like,
@@ -32,6 +30,8 @@ from passes.edge import (
     nodes,
     run_passes,
 )
+from torch import nn
+
 from qnn_passes import (
     AnnotateGetAttr,
     CanonicalizeConv,

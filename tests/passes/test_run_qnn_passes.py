@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import torch
 from executorch.exir.pass_base import ExportPass, PassResult
+from qnn_migrate_tests.passes.edge import check_runs_like, edge_program, run_passes
 from torch import nn
 
-from passes.edge import check_runs_like, edge_program, run_passes
 from qnn_passes import CanonicalizeConv, LiftQnnConstants, RunQnnPasses
 
 

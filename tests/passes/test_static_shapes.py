@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from qnn_migrate_tests.passes import flows
+from qnn_migrate_tests.passes.beyond import BY_NAME as BEYOND
+from qnn_migrate_tests.passes.zoo import BY_NAME, REFUSED_CASES
 from torch.export import Dim
 
-from passes import flows
-from passes.beyond import BY_NAME as BEYOND
-from passes.zoo import BY_NAME, REFUSED_CASES
 from qnn_passes import qnn_transform_passes
 from qnn_passes.errors import QnnConfigError
 from qnn_passes.static_shapes import dynamic_inputs

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qnn_htp.subjects import Subject, quantize
+from qnn_migrate_tests.qnn_htp.subjects import Subject, quantize
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,8 +62,8 @@ def timed_lowering(flow: str, built: Subject, **options: Any) -> dict[str, Any]:
     """Time model -> .pte of ``built`` through ``flow``, with the peak RSS reached meanwhile."""
     import gc
 
-    from qnn_htp.flows import FLOWS
-    from qnn_htp.lowering import compiler_specs, describe
+    from qnn_migrate_tests.qnn_htp.flows import FLOWS
+    from qnn_migrate_tests.qnn_htp.lowering import compiler_specs, describe
 
     specs = compiler_specs(built.quantized)
     gc.collect()

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 
 import pytest
-import torch_speedup
+from qnn_migrate_tests.qnn_htp.fresh import FreshRunner, fresh_runner
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
-from qnn_htp.fresh import FreshRunner, fresh_runner
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests import torch_speedup
 
 torch_speedup.install()  # torch's bookkeeping accelerated, the same results (see its module)
 

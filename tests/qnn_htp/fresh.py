@@ -3,7 +3,7 @@
 QNN's compiler keeps process-wide counters (tensor ids, ``PICKLE/<n>/forward``) that end up in
 the context binary, so a second lowering in a process never byte-matches the first. Every call
 of :meth:`FreshRunner.run` therefore runs in a new child, forked from Python's multiprocessing
-fork server (``forkserver`` start method), which preloaded :mod:`qnn_htp.server` (imports and
+fork server (``forkserver`` start method), which preloaded :mod:`qnn_migrate_tests.qnn_htp.server` (imports and
 the ABI bridge, nothing lowered). The server is started once per test process with the SDK's
 environment (``QNN_SDK_ROOT``, ``QNN_STAGING_DIR``, ``LD_LIBRARY_PATH``), which the test process
 itself never gets. A fork is ~0.1 s where a new interpreter costs seconds of imports.
@@ -11,7 +11,7 @@ itself never gets. A fork is ~0.1 s where a new interpreter costs seconds of imp
 ::
 
     runner = fresh_runner(sdk)
-    lowered = runner.run(qnn_htp.lowering.lower, spec)   # any picklable, importable function
+    lowered = runner.run(lowering.lower, spec)   # any picklable, importable function
 
 The function and its arguments are pickled to the child and its result pickled back, so return
 plain data (bytes, numpy arrays). A child that raises raises :class:`FreshProcessError` here with
@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qnn_htp.sdk import QnnSdk
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
 
-TESTS = Path(__file__).resolve().parent.parent
+# Where qnn_migrate_tests is found (the fork server starts a new interpreter).
+SUPPORT = Path(__file__).resolve().parent.parent / "support"
 DEFAULT_TIMEOUT_S = 600.0
 # Children of one test process that run at once (run_many, outcomes): two keep both cores busy
 # when the other xdist worker is between lowerings, and cost nothing measurable when it is not.
@@ -72,12 +73,13 @@ def _child_main(
     # QNN prints on C stdout; the pickled result is the child's only output that matters.
     os.dup2(2, 1)
     try:
-        from qnn_htp import server
+        from qnn_migrate_tests.qnn_htp import server
 
         if server.STATE is None:
             raise RuntimeError(
-                "the fork server did not preload qnn_htp.server (an import failed there); run "
-                "`QNN_HTP_SERVER=1 python -c 'import qnn_htp.server'` from tests/ to see why"
+                "the fork server did not preload qnn_migrate_tests.qnn_htp.server (an import failed "
+                "there); run `QNN_HTP_SERVER=1 PYTHONPATH=tests/support python -c 'import "
+                "qnn_migrate_tests.qnn_htp.server'` from the repository root to see why"
             )
         message: tuple[Any, ...] = ("ok", fn(*args, **kwargs))
     except BaseException as err:  # reported to the parent, which raises
@@ -94,14 +96,14 @@ class FreshRunner:
         self.timeout_s = timeout_s
         self.children = 0
         self._context = multiprocessing.get_context("forkserver")
-        pythonpath = [str(TESTS), *filter(None, os.environ.get("PYTHONPATH", "").split(":"))]
+        pythonpath = [str(SUPPORT), *filter(None, os.environ.get("PYTHONPATH", "").split(":"))]
         env = {
             **sdk.environment(),
             "QNN_HTP_SERVER": "1",
             # Python 3.11's fork server does not apply the parent's sys.path before preloading.
             "PYTHONPATH": ":".join(pythonpath),
         }
-        self._context.set_forkserver_preload(["qnn_htp.server"])
+        self._context.set_forkserver_preload(["qnn_migrate_tests.qnn_htp.server"])
         with _environment(env):
             multiprocessing.forkserver.ensure_running()
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qnn_htp.sdk import QnnSdk
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
 
 TESTS = Path(__file__).resolve().parent.parent
 DOUBLES = TESTS / "doubles"
@@ -114,7 +114,11 @@ def run(
         **os.environ,
         **sdk.environment(),
         "PYTHONPATH": os.pathsep.join(
-            [str(TESTS), str(DOUBLES / "import_standins"), os.environ.get("PYTHONPATH", "")]
+            [
+                str(TESTS / "support"),
+                str(DOUBLES / "import_standins"),
+                os.environ.get("PYTHONPATH", ""),
+            ]
         ).rstrip(os.pathsep),
     }
     env.pop("QNN_EXECUTOR_RUNNER", None)  # the build folder's runner, not one from outside

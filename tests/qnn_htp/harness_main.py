@@ -76,8 +76,7 @@ def record_numerics(test_qnn: Any) -> None:
     """Wrap ``test_qnn._assert_outputs_equal`` (ExecuTorch's harness) to record each output's
     SNR and relative max error against its reference before the harness's own check."""
     import numpy as np
-
-    from qnn_htp.compare import snr_db
+    from qnn_migrate_tests.qnn_htp.compare import snr_db
 
     check = test_qnn._assert_outputs_equal
 
@@ -177,9 +176,9 @@ def main(argv: list[str]) -> int:
         harness_argv = harness_argv[1:]
 
     import torch  # noqa: F401  (before the QNN libraries, see qnn_htp.abi)
-    import torch_speedup
+    from qnn_migrate_tests.qnn_htp.abi import install
 
-    from qnn_htp.abi import install
+    from qnn_migrate_tests import torch_speedup
 
     torch_speedup.install()  # torch's bookkeeping, accelerated: the same results
     bridge = install(Path(os.environ["QNN_SDK_ROOT"]))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from qnn_htp.subjects import Subject, quantize
+from qnn_migrate_tests.qnn_htp.subjects import Subject, quantize
 
 SEQ = 8
 VOCAB = 64
@@ -324,9 +324,9 @@ SUBJECTS: list[tuple[str, ...]] = [
 # architectures, and every decoder with a static KV cache over DECODE_STEPS decode steps (the
 # wrapper cannot lower a static cache: I64toI32 fails on its 0-d position buffer).
 CANONICAL_ONLY: list[tuple[str, str]] = [
-    *[("qnn_htp.hf_subjects:hf", name) for name in NEW_BUILDERS],
-    *[("qnn_htp.hf_subjects:decode", name) for name in DECODE],
-    ("qnn_htp.hf_subjects:buckets", "llama"),
+    *[("qnn_migrate_tests.qnn_htp.hf_subjects:hf", name) for name in NEW_BUILDERS],
+    *[("qnn_migrate_tests.qnn_htp.hf_subjects:decode", name) for name in DECODE],
+    ("qnn_migrate_tests.qnn_htp.hf_subjects:buckets", "llama"),
 ]
 # Sequence lengths of ``buckets``: QNN builds static shapes, one method per size.
 BUCKETS = (4, 8)

@@ -110,9 +110,8 @@ def lower(spec: LoweringSpec) -> Lowered:
     """Build, lower, serialize and run ``spec`` in this process (meant for a fresh child)."""
     import torch
     from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
-
-    from qnn_htp import server
-    from qnn_htp.flows import FLOWS
+    from qnn_migrate_tests.qnn_htp import server
+    from qnn_migrate_tests.qnn_htp.flows import FLOWS
 
     subject = _build(spec)
     reference = subject.reference()

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from qnn_htp.compare import (
+from qnn_migrate_tests.qnn_htp.compare import (
     bytes_differing,
     check_close,
     fp16_lsb,
@@ -22,9 +21,9 @@ from qnn_htp.compare import (
     same_structure,
     within_lsb,
 )
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.lowering import Lowered, LoweringSpec
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.lowering import Lowered, LoweringSpec
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 FLOWS = ("deprecated", "migrated")
 # Numeric bounds against the reference. Float (fp16 on HTP) against eager measured 65-72 dB;

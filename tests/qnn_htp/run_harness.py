@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))
 
-from qnn_htp import harness
-from qnn_htp.sdk import ensure_sdk
-from qnn_htp.test_harness import seed_matrix_ids
+from qnn_migrate_tests.qnn_htp import harness
+from qnn_migrate_tests.qnn_htp.real_harness.support import seed_tests
+from qnn_migrate_tests.qnn_htp.sdk import ensure_sdk
 
 
 def _tensor(detail: str, label: str) -> list[float] | None:
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--folder", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    ids = args.ids.split(",") if args.ids else seed_matrix_ids()
+    ids = args.ids.split(",") if args.ids else seed_tests()
     folder = args.folder or Path(tempfile.mkdtemp(prefix="qnn-harness-"))
     sdk = ensure_sdk()
     copies = harness.prepare(folder)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from qnn_htp.lowering import describe
+from qnn_migrate_tests.qnn_htp.lowering import describe
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from qnn_htp.abi import AbiState
+from qnn_migrate_tests.qnn_htp.abi import AbiState
 
 SERVER_FLAG = "QNN_HTP_SERVER"
 STATE: AbiState | None = None
@@ -22,13 +22,13 @@ STATE: AbiState | None = None
 
 def _prepare() -> AbiState:
     import torch  # noqa: F401  (first: see qnn_htp.abi)
-    import torch_speedup
     from executorch.backends.qualcomm.utils import qnn_sdk_setup, utils  # noqa: F401
     from executorch.extension.pybindings import portable_lib  # noqa: F401
+    from qnn_migrate_tests.qnn_htp import hf_subjects
+    from qnn_migrate_tests.qnn_htp.abi import install
 
     import qnn_passes.api  # noqa: F401
-    from qnn_htp import hf_subjects
-    from qnn_htp.abi import install
+    from qnn_migrate_tests import torch_speedup
 
     _read_cpu_vendor_once(qnn_sdk_setup)
     torch_speedup.install(walk_now=True)  # every child inherits the walk (see torch_speedup)

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from qnn_htp.fresh import Call, FreshProcessError, FreshRunner
-from qnn_htp.lowering import Lowered, LoweringSpec, lower
+from qnn_migrate_tests.qnn_htp.fresh import Call, FreshProcessError, FreshRunner
+from qnn_migrate_tests.qnn_htp.lowering import Lowered, LoweringSpec, lower
 
 _MISSING = object()
 

@@ -117,7 +117,7 @@ def zoo(name: str, variant: str | None = None) -> Subject:
     """Zoo case ``name`` as the zoo defines it; or its float model quantized in ``variant`` (a
     precision), or lowered with the options of ``variant`` (one of OPTION_VARIANTS)."""
     import torch
-    from passes.zoo import BY_NAME
+    from qnn_migrate_tests.passes.zoo import BY_NAME
 
     case = BY_NAME[name]
     if variant is None or variant in OPTION_VARIANTS:
@@ -213,8 +213,7 @@ def mixed(case: str) -> Subject:
     """examples/export_qnn_with_xnnpack.py's model (conv stem, MLP), with the ops of
     ``MIXED_SKIPS[case]`` kept away from QNN (for XNNPACK, in the ``qnn_then_xnnpack`` flow)."""
     import torch
-
-    from qnn_htp.flows import load_example
+    from qnn_migrate_tests.qnn_htp.flows import load_example
 
     example = load_example("export_qnn_with_xnnpack")
     torch.manual_seed(0)
@@ -223,4 +222,36 @@ def mixed(case: str) -> Subject:
         (torch.randn(1, 3, 8, 8),),
         quantized=False,
         lowering_kwargs={"skip_node_op_set": set(MIXED_SKIPS[case])},
+    )
+
+
+def arithmetic(name: str) -> Subject:
+    """Arithmetic bundle ``name`` of tests/passes/arithmetic.py (float)."""
+    from qnn_migrate_tests.passes.arithmetic import BY_NAME
+
+    model, inputs = BY_NAME[name].build()
+    return Subject(model, inputs, quantized=False)
+
+
+def probe(name: str) -> Subject:
+    """Export-stage probe ``name`` of tests/passes/probes.py (float)."""
+    from qnn_migrate_tests.passes.probes import BY_NAME
+
+    model, inputs = BY_NAME[name].model()
+    return Subject(model, inputs, quantized=False)
+
+
+def beyond(name: str) -> Subject:
+    """Case ``name`` of tests/passes/beyond.py (float): its dynamic shapes, and its decode steps
+    when it has them."""
+    from qnn_migrate_tests.passes.beyond import BY_NAME
+
+    case = BY_NAME[name]
+    model, calls = case.build_calls()
+    return Subject(
+        model,
+        calls[0],
+        quantized=False,
+        dynamic_shapes=case.dynamic_shapes(),
+        steps=calls if case.steps is not None else None,
     )

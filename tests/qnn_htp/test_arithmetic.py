@@ -11,36 +11,17 @@ must equal them. Cost: one small lowering per pass.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
-from passes.arithmetic import BY_NAME, HTP_BUNDLES, cpu_values
-
-from qnn_htp.compare import check_close
-from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.lowering import Lowered, LoweringSpec, lower
-from qnn_htp.pairs import FLOAT_BOUNDS
-from qnn_htp.session_cache import SessionCache
-from qnn_htp.subjects import Subject
+from qnn_migrate_tests.passes.arithmetic import BY_NAME, HTP_BUNDLES
+from qnn_migrate_tests.qnn_htp.compare import check_close
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.lowering import Lowered
+from qnn_migrate_tests.qnn_htp.pairs import FLOAT_BOUNDS
+from qnn_migrate_tests.qnn_htp.probes import arithmetic_probe
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-BUILD = "qnn_htp.test_arithmetic:subject"
-
-
-def subject(name: str) -> Subject:
-    model, inputs = BY_NAME[name].build()
-    return Subject(model, inputs, quantized=False)
-
-
-def probe(name: str) -> dict[str, Any]:
-    """In a fresh child: the bundle lowered through the canonical flow and run on the simulator,
-    and its edge program before and after the pass on the CPU."""
-    return {
-        "lowered": lower(LoweringSpec(BUILD, (name,), "canonical")),
-        **cpu_values(BY_NAME[name]),
-    }
 
 
 @pytest.mark.parametrize(
@@ -48,10 +29,10 @@ def probe(name: str) -> dict[str, Any]:
     [pytest.param(b.name, marks=pytest.mark.xdist_group(f"arith-{b.name}")) for b in HTP_BUNDLES],
 )
 def test_the_lowered_pass_computes_what_its_graphs_compute(
-    qnn_cache: SessionCache,  # noqa: F811
+    qnn_cache: SessionCache,
     name: str,
 ) -> None:
-    result = qnn_cache.call(probe, name)
+    result = qnn_cache.call(arithmetic_probe, name)
     assert not isinstance(result, FreshProcessError), str(result)
     lowered: Lowered = result["lowered"]
     assert lowered.delegates["forward"] >= 1

@@ -15,17 +15,14 @@ per case (a refusal stops before QNN), about 3 s of CPU each in a fresh fork.
 from __future__ import annotations
 
 import pytest
-from passes.beyond import BY_NAME, CASES
-
-from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.lowering import Lowered
-from qnn_htp.pairs import assert_matches_reference, lower_flows
-from qnn_htp.session_cache import SessionCache
-from qnn_htp.subjects import Subject
+from qnn_migrate_tests.passes.beyond import CASES
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.lowering import Lowered
+from qnn_migrate_tests.qnn_htp.pairs import assert_matches_reference, lower_flows
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-BUILD = "qnn_htp.test_beyond_wrapper:subject"
+BUILD = "qnn_migrate_tests.qnn_htp.subjects:beyond"
 FLOWS = ("canonical", "deprecated")
 
 # How the wrapper fails each case (ExecuTorch 1.5.1, QNN 2.51): an error it raises, or None
@@ -81,18 +78,6 @@ REFUSED: dict[str, str] = {
 WRAPPER_RIGHT = {"window_partition"}
 
 
-def subject(name: str) -> Subject:
-    case = BY_NAME[name]
-    model, calls = case.build_calls()
-    return Subject(
-        model,
-        calls[0],
-        quantized=False,
-        dynamic_shapes=case.dynamic_shapes(),
-        steps=calls if case.steps is not None else None,
-    )
-
-
 def _op(target: str) -> str:
     # "<EdgeOpOverload: aten.copy.default>: schema = ..." -> "aten.copy.default"
     return target.split(">", 1)[0].removeprefix("<EdgeOpOverload: ")
@@ -108,7 +93,7 @@ def test_every_case_has_an_expectation() -> None:
     "name", [pytest.param(c.name, marks=pytest.mark.xdist_group(f"beyond-{c.name}")) for c in CASES]
 )
 def test_canonical_flow_lowers_right_or_refuses(
-    qnn_cache: SessionCache,  # noqa: F811
+    qnn_cache: SessionCache,
     name: str,
 ) -> None:
     results = lower_flows(qnn_cache, BUILD, (name,), FLOWS).results

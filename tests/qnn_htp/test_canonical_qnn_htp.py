@@ -17,25 +17,26 @@ the migrated flow, lowered once per session whichever test or xdist worker asks 
 from __future__ import annotations
 
 import pytest
-from passes.probes import PROBES
-from passes.zoo import CASES
-
-from qnn_htp.conftest import qnn, qnn_cache, qnn_sdk  # noqa: F401 - the tier's fixtures
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.lowering import Lowered
-from qnn_htp.pairs import (
+from qnn_migrate_tests.passes.probes import PROBES
+from qnn_migrate_tests.passes.zoo import CASES
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.lowering import Lowered
+from qnn_migrate_tests.qnn_htp.pairs import (
     assert_matches_reference,
     assert_outputs_within_lsb,
     assert_same_structure,
     lower_flows,
 )
-from qnn_htp.session_cache import SessionCache
-from qnn_htp.subjects import Subject
-from qnn_htp.test_zoo import FAILS_IN_BOTH, FAILS_ONLY_DEPRECATED, NUMERICS_WRONG_IN_BOTH
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.zoo_outcomes import (
+    FAILS_IN_BOTH,
+    FAILS_ONLY_DEPRECATED,
+    NUMERICS_WRONG_IN_BOTH,
+)
 
 pytestmark = pytest.mark.qnn_htp
-ZOO = "qnn_htp.subjects:zoo"
-PROBE = "qnn_htp.test_canonical_qnn_htp:probe_subject"
+ZOO = "qnn_migrate_tests.qnn_htp.subjects:zoo"
+PROBE = "qnn_migrate_tests.qnn_htp.subjects:probe"
 HTP_PROBES = [p.name for p in PROBES if p.backend == "htp"]
 # Probes only the deprecated wrapper cannot lower (ExecuTorch 1.5.1): what it fails with, why.
 PROBE_FAILS_ONLY_DEPRECATED = {
@@ -44,13 +45,6 @@ PROBE_FAILS_ONLY_DEPRECATED = {
         "upstream's DecomposeWrapWithAutocast fails on every wrap_with_autocast region",
     ),
 }
-
-
-def probe_subject(name: str) -> Subject:
-    from passes.probes import BY_NAME
-
-    model, inputs = BY_NAME[name].model()
-    return Subject(model, inputs, quantized=False)
 
 
 FLOWS = ("deprecated", "canonical")
@@ -82,7 +76,7 @@ def _compare(
     "name",
     [pytest.param(c.name, marks=pytest.mark.xdist_group(f"canon-{c.name}")) for c in CASES],
 )
-def test_zoo_model_lowers_alike(qnn_cache: SessionCache, name: str) -> None:  # noqa: F811
+def test_zoo_model_lowers_alike(qnn_cache: SessionCache, name: str) -> None:
     results = both(qnn_cache, ZOO, name)
     if name in FAILS_IN_BOTH:
         message = FAILS_IN_BOTH[name][0]
@@ -105,7 +99,7 @@ def test_zoo_model_lowers_alike(qnn_cache: SessionCache, name: str) -> None:  # 
     "name",
     [pytest.param(n, marks=[pytest.mark.xdist_group(f"canon-{n}")]) for n in HTP_PROBES],
 )
-def test_probe_lowers_alike(qnn_cache: SessionCache, name: str) -> None:  # noqa: F811
+def test_probe_lowers_alike(qnn_cache: SessionCache, name: str) -> None:
     results = both(qnn_cache, PROBE, name)
     if name in PROBE_FAILS_ONLY_DEPRECATED:
         assert PROBE_FAILS_ONLY_DEPRECATED[name][0] in str(results["deprecated"])

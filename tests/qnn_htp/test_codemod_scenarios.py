@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from qnn_migrate_tests.qnn_htp.compare import check_close, mask_signatures
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.pairs import FLOAT_BOUNDS
+from qnn_migrate_tests.qnn_htp.scripts import run_script
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
-from qnn_htp.compare import check_close, mask_signatures
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.pairs import FLOAT_BOUNDS
-from qnn_htp.scripts import run_script
-from qnn_htp.session_cache import SessionCache
 from qnn_migrate.codemods.engine import rewrite_code
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-codemod-scenarios")]

@@ -11,15 +11,14 @@ program's delegates are XNNPACK's doing.
 from __future__ import annotations
 
 import pytest
-
-from qnn_htp.compare import check_close
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.lowering import Lowered, LoweringSpec
-from qnn_htp.pairs import assert_matches_reference
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.compare import check_close
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.lowering import Lowered, LoweringSpec
+from qnn_migrate_tests.qnn_htp.pairs import assert_matches_reference
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-BUILD = "qnn_htp.subjects:mixed"
+BUILD = "qnn_migrate_tests.qnn_htp.subjects:mixed"
 
 
 def _lowered(cache: SessionCache, case: str, flow: str) -> Lowered:

@@ -10,20 +10,17 @@ wrapper and the qnn_passes API prove which flow each run lowered through.
 
 from __future__ import annotations
 
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from qnn_htp import harness
-from qnn_htp.harness_main import COUNTED_QNN_PASSES, WRAPPER
-from qnn_htp.pairs import FLOAT_BOUNDS, QUANT_BOUNDS
-from qnn_htp.sdk import QnnSdk
+from qnn_migrate_tests.qnn_htp import harness
+from qnn_migrate_tests.qnn_htp.harness_main import COUNTED_QNN_PASSES, WRAPPER
+from qnn_migrate_tests.qnn_htp.pairs import FLOAT_BOUNDS, QUANT_BOUNDS
+from qnn_migrate_tests.qnn_htp.real_harness.support import seed_tests
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
 
 pytestmark = [pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]
-MATRICES = Path(__file__).resolve().parents[2] / "qnn_migrate" / "bot" / "matrices.toml"
 # One test per class; the known intermittent test (see docs/qnn-htp.md) is not among them.
 SAMPLE = [
     "TestQNNFloatingPointOperator.test_qnn_backend_conv1d",
@@ -33,19 +30,13 @@ SAMPLE = [
 ]
 
 
-def seed_matrix_ids() -> list[str]:
-    data = tomllib.loads(MATRICES.read_text(encoding="utf-8"))
-    # The QNN matrices: a matrix with ``modules`` runs other backends' own tests.
-    return [t for m in data["matrices"].values() if "modules" not in m for t in m["tests"]]
-
-
 @pytest.fixture(scope="module")
 def copies(tmp_path_factory: pytest.TempPathFactory) -> harness.HarnessCopies:
     return harness.prepare(tmp_path_factory.mktemp("qnn-harness"))
 
 
 def test_the_sample_covers_every_class_of_the_seed_matrices() -> None:
-    ids = seed_matrix_ids()
+    ids = seed_tests()
     assert set(SAMPLE) <= set(ids)
     assert {i.split(".")[0] for i in SAMPLE} == {i.split(".")[0] for i in ids}
     assert len(ids) == 27

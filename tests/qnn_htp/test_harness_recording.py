@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import unittest
 
-from qnn_htp.harness_main import RecordingResult
+from qnn_migrate_tests.qnn_htp.harness_main import RecordingResult
 
 
 class _Cases(unittest.TestCase):
@@ -59,7 +59,7 @@ def _detail(ref: str, out: str) -> str:
 
 
 def test_a_failure_is_explained_by_the_elements_that_missed_and_their_lsb() -> None:
-    from qnn_htp.run_harness import mismatch
+    from qnn_migrate_tests.qnn_htp.run_harness import mismatch
 
     ref = "[[-1.7336,  0.0000,  0.8668],\n        [ 2.6004, -0.8668,  1.7336]]"
     off = "[[-1.7336,  0.8668,  0.8668],\n        [ 2.6004, -0.8668,  1.7336]]"

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from qnn_htp import abi, probes
-from qnn_htp.compare import (
+from qnn_migrate_tests.qnn_htp import abi, probes
+from qnn_migrate_tests.qnn_htp.compare import (
     bytes_differing,
     check_close,
     mask_signatures,
     nearly_equal,
     signatures,
 )
-from qnn_htp.fresh import FreshRunner
-from qnn_htp.lowering import Lowered, LoweringSpec, lower
-from qnn_htp.pairs import assert_matches_reference, assert_payloads_nearly_equal
-from qnn_htp.sdk import HOST_LIBS, QnnSdk
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.fresh import FreshRunner
+from qnn_migrate_tests.qnn_htp.lowering import Lowered, LoweringSpec, lower
+from qnn_migrate_tests.qnn_htp.pairs import assert_matches_reference, assert_payloads_nearly_equal
+from qnn_migrate_tests.qnn_htp.sdk import HOST_LIBS, QnnSdk
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-LINEAR = LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "deprecated")
+LINEAR = LoweringSpec("qnn_migrate_tests.qnn_htp.subjects:zoo", ("linear_3d",), "deprecated")
 
 
 def test_sdk_root_is_laid_out_like_an_sdk(qnn_sdk: QnnSdk) -> None:
@@ -120,9 +119,9 @@ def test_masked_comparison_tells_linear_to_conv2d_apart(qnn_cache: SessionCache)
     """Control for every byte comparison: one option changed, the masked payloads differ."""
     plain, converted = qnn_cache.lowered(
         [
-            LoweringSpec("qnn_htp.subjects:zoo", ("linear_3d",), "migrated"),
+            LoweringSpec("qnn_migrate_tests.qnn_htp.subjects:zoo", ("linear_3d",), "migrated"),
             LoweringSpec(
-                "qnn_htp.subjects:zoo",
+                "qnn_migrate_tests.qnn_htp.subjects:zoo",
                 ("linear_3d",),
                 "migrated",
                 kwargs=(("convert_linear_to_conv2d", True),),

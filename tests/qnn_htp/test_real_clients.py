@@ -21,21 +21,20 @@ static cache.
 from __future__ import annotations
 
 import pytest
-
-from qnn_htp.fresh import FreshProcessError
-from qnn_htp.hf_subjects import BUCKETS, CANONICAL_ONLY, DECODE_STEPS, SUBJECTS
-from qnn_htp.lowering import Lowered, LoweringSpec
-from qnn_htp.pairs import (
+from qnn_migrate_tests.qnn_htp.fresh import FreshProcessError
+from qnn_migrate_tests.qnn_htp.hf_subjects import BUCKETS, CANONICAL_ONLY, DECODE_STEPS, SUBJECTS
+from qnn_migrate_tests.qnn_htp.lowering import Lowered, LoweringSpec
+from qnn_migrate_tests.qnn_htp.pairs import (
     Outcome,
     assert_matches_reference,
     assert_outputs_within_lsb,
     assert_same_structure,
     lower_flows,
 )
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-BUILD = "qnn_htp.hf_subjects:hf"
+BUILD = "qnn_migrate_tests.qnn_htp.hf_subjects:hf"
 FLOWS = ("deprecated", "canonical")
 
 # Outputs wrong against eager in both flows (the flows agree with each other): upstream.
@@ -148,7 +147,7 @@ def test_canonical_flow_matches_eager(qnn_cache: SessionCache, build: str, name:
 
 def test_control_the_wrapper_cannot_lower_a_static_cache(qnn_cache: SessionCache) -> None:
     (result,) = qnn_cache.lowered(
-        [LoweringSpec("qnn_htp.hf_subjects:decode", ("llama",), "deprecated")]
+        [LoweringSpec("qnn_migrate_tests.qnn_htp.hf_subjects:decode", ("llama",), "deprecated")]
     )
     assert isinstance(result, FreshProcessError), "the wrapper lowered a static cache"
     assert "I64toI32" in str(result)

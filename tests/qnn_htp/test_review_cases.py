@@ -7,18 +7,17 @@ ones the zoo does not hold are built in qnn_htp.subjects.review and compared her
 from __future__ import annotations
 
 import pytest
-
-from qnn_htp import test_zoo
-from qnn_htp.pairs import (
+from qnn_migrate_tests.qnn_htp import test_zoo
+from qnn_migrate_tests.qnn_htp.pairs import (
     assert_matches_reference,
     assert_same_structure,
     lower_both,
     payloads_identical,
 )
-from qnn_htp.session_cache import SessionCache
+from qnn_migrate_tests.qnn_htp.session_cache import SessionCache
 
 pytestmark = pytest.mark.qnn_htp
-REVIEW = "qnn_htp.subjects:review"
+REVIEW = "qnn_migrate_tests.qnn_htp.subjects:review"
 # Review point -> zoo ids (test_zoo.py) that lower it on real QNN.
 IN_THE_ZOO = {
     "torchao affine block quant": [

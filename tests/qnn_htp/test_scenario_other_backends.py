@@ -24,9 +24,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from qnn_migrate_tests.qnn_htp.real_harness.support import (
+    make_host,
+    run_shard,
+    sdk_or_fail,
+    statuses,
+)
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
 
-from qnn_htp.real_harness.support import make_host, run_shard, sdk_or_fail, statuses
-from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.catalog import Catalog

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from qnn_migrate_tests.qnn_htp.real_harness import support
+from qnn_migrate_tests.qnn_htp.real_harness.support import make_host, sdk_or_fail, statuses
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
 
-from qnn_htp.real_harness import support
-from qnn_htp.real_harness.support import make_host, sdk_or_fail, statuses
-from qnn_htp.sdk import QnnSdk
 from qnn_migrate.bot.artifacts import shard_programs
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import RunsOn, Shard, Status

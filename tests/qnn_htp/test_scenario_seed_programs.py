@@ -31,15 +31,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from qnn_htp.real_harness.support import (
+from qnn_migrate_tests.qnn_htp.real_harness.support import (
     harness_env,
     sdk_or_fail,
     seed_tests,
     wrapper_argv,
     x86_build,
 )
-from qnn_htp.sdk import QnnSdk
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk
+
 from qnn_migrate.bot.programs import ProgramVerdict, TestPrograms, compare_all, parse_programs
 
 pytestmark = [pytest.mark.passes, pytest.mark.qnn_htp, pytest.mark.xdist_group("qnn-harness")]

@@ -19,11 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.workflows.templates import filled
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot import doctor
-
-from .templates import filled
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.workflows.templates import filled
 
 from qnn_migrate.bot import doctor
-
-from .templates import filled
 
 ADOPT = Path(__file__).resolve().parents[2] / ".github" / "adopt"
 PIN = "5f1d0c3b9a8e7d6c5b4a39281706f5e4d3c2b1a0"

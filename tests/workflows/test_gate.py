@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from github_standin.fixtures import REPO, TOKEN, github_standin  # noqa: F401
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.github_standin.fixtures import REPO, TOKEN, github_standin  # noqa: F401
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 

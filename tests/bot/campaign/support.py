@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 OLD = "to_edge_transform_and_lower_to_qnn"
 IMPORT = f"from executorch.backends.qualcomm.utils.utils import {OLD}\n"

@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner, Result
-from github_standin.fixtures import DEVICE_WORKFLOW, DEVICE_WORKFLOW_INPUTS, REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.campaign.support import Fork
+from qnn_migrate_tests.bot.support import standin_env
+from qnn_migrate_tests.github_standin.fixtures import DEVICE_WORKFLOW, DEVICE_WORKFLOW_INPUTS, REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
-
-from ..support import standin_env
-from .support import Fork
 
 
 def invoke(gh: GitHubStandIn, tmp: Path, *args: str, **env: str) -> Result:

@@ -14,11 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from github_standin.fixtures import REPO, TOKEN
-from github_standin.server import GitHubStandIn
-
-from ..support import standin_env
-from .support import fork_files
+from qnn_migrate_tests.bot.campaign.support import fork_files
+from qnn_migrate_tests.bot.support import standin_env
+from qnn_migrate_tests.github_standin.fixtures import REPO, TOKEN
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from workflows.templates import filled
+from qnn_migrate_tests.workflows.templates import filled
 
 from qnn_migrate.bot import doctor
 

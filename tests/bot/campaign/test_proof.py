@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.campaign.support import Fork
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.campaign.marker import proof_section
 from qnn_migrate.bot.campaign.proof import dispatch_proof, prove
@@ -16,8 +17,6 @@ from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.model import At, RunsOn
 from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.plan import Plan
-
-from .support import Fork
 
 SETTINGS = CampaignSettings(
     bot_login=BOT_LOGIN, repo_url=f"https://github.com/{REPO}", matrices=("canonicalize_conv",)

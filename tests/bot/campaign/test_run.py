@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.campaign.support import Fork
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.campaign.decide import Action, State
 from qnn_migrate.bot.campaign.dry_run import DRY_SHA, DryRunGateway
@@ -18,8 +19,6 @@ from qnn_migrate.bot.campaign.run import (
 )
 from qnn_migrate.bot.campaign.tree import TreeOptions, rewrite_checkout
 from qnn_migrate.bot.github.client import PyGithubGateway
-
-from .support import Fork
 
 SETTINGS = CampaignSettings(bot_login=BOT_LOGIN, repo_url=f"https://github.com/{REPO}")
 BRANCH = SETTINGS.branch

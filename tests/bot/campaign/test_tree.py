@@ -6,10 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.campaign.support import BY_HAND, EXPORT_CONV, OLD, fork_files
 
 from qnn_migrate.bot.campaign.tree import TreeError, TreeOptions, rewrite_checkout
-
-from .support import BY_HAND, EXPORT_CONV, OLD, fork_files
 
 
 def checkout(tmp: Path, files: dict[str, bytes] | None = None) -> Path:

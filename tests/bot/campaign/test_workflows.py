@@ -2,7 +2,7 @@
 
 Three files: the reusable ``.github/workflows/qnn-bot-campaign.yml``, and the templates an
 adopter copies from ``.github/adopt/campaign/`` (one repository; an organization's many).
-The rules of tests/workflows/test_workflows.py apply to them (``lockdown_problems``), and
+The rules of tests/workflows/lockdown.py apply to them (``lockdown_problems``), and
 these on top, each with a control that shows it can fail:
 
 * the job that writes code (``bot campaign run``) holds contents and pull-requests writes
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.workflows.lockdown import load, lockdown_problems, steps
+from qnn_migrate_tests.workflows.templates import filled
 from ruamel.yaml import YAML
-from workflows.templates import filled
-from workflows.test_workflows import load, lockdown_problems, steps
 
 ROOT = Path(__file__).resolve().parents[3]
 REUSABLE = ROOT / ".github" / "workflows" / "qnn-bot-campaign.yml"

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from qnn_migrate_tests.bot.lab.support import FP, Lab
+from qnn_migrate_tests.bot.support import dispatched_shard as _shard
 
 from qnn_migrate.bot.cli import lab as device_cli
 from qnn_migrate.bot.lab import quarantine
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import ShardResult, Status
-
-from ..lab.support import FP, Lab
-from ..support import dispatched_shard as _shard
 
 ABS = f"{FP}.test_qnn_backend_abs"
 ADD = f"{FP}.test_qnn_backend_add"

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from qnn_migrate_tests.bot.support import delegate_tests
 
 from qnn_migrate.bot.cli.matrix import matrix
-
-from ..support import delegate_tests
 
 
 def test_matrix_list_and_show() -> None:

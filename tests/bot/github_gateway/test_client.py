@@ -9,14 +9,13 @@ import pytest
 import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from github_standin.fixtures import REPO, TOKEN, new_standin
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import standin_env
+from qnn_migrate_tests.github_standin.fixtures import REPO, TOKEN, new_standin
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway, make_client
 from qnn_migrate.bot.github.gateway import GatewayError
 from qnn_migrate.bot.github.settings import Settings
-
-from ..support import standin_env
 
 HEAD = "a" * 40
 

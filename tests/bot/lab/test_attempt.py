@@ -14,13 +14,12 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import DOUBLES, command_builder
 
 from qnn_migrate.bot.lab.attempt import script_argv
 from qnn_migrate.bot.lab.host_config import HostConfig
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT, RunSettings
 from qnn_migrate.bot.model import HostShard, RunsOn
-
-from .support import DOUBLES, command_builder
 
 pytestmark = pytest.mark.passes  # reads the installed ExecuTorch's sources
 

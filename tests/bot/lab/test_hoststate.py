@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from qnn_migrate_tests.bot.lab.long_lived import commit, long_lived_host, run_job
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, Lab, statuses
+
 from qnn_migrate.bot.lab.host_config import LONG_LIVED
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
-
-from .support import ABS, ADD, Lab, statuses
 
 
 def test_a_long_lived_host_without_a_job_env_or_a_manifest_is_refused(lab: Lab) -> None:
@@ -33,8 +34,6 @@ def test_an_ephemeral_host_runs_without_host_checks(lab: Lab) -> None:
 def test_a_change_in_the_jobs_python_environment_makes_every_result_infra(lab: Lab) -> None:
     """It was only logged: a job whose code planted a .pth in its own environment (on a
     single-user host, where nothing stops it) kept its results."""
-    from ..test_scenario_persistence import commit, long_lived_host, run_job
-
     lab.scenario(tests={ABS: "pass", ADD: "pass"})
     config = long_lived_host(lab)
     plant = (

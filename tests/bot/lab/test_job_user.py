@@ -9,14 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, statuses
+from qnn_migrate_tests.bot.two_users import TwoUserLab
 
 from qnn_migrate.bot.lab import job_user, preflight, process
 from qnn_migrate.bot.lab.preflight import RefusedError
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import HostShard, Status
-
-from ..two_users import TwoUserLab
-from .support import ABS, ADD, statuses
 
 
 def test_pr_code_runs_as_the_job_user_in_a_fresh_checkout(two_user_lab: TwoUserLab) -> None:
@@ -111,7 +110,7 @@ def test_a_forking_daemon_of_the_job_user_is_ended_by_uid_when_the_run_ends(
     run no process of the uid is left, and the hopper's heartbeat lock is free."""
     import fcntl
 
-    from ..two_users import SYSTEM_PYTHON, notes
+    from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, notes
 
     t = two_user_lab
     folder = notes(t)

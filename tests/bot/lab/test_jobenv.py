@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import hashed_requirements, make_wheel
 
 from qnn_migrate.bot.lab import jobenv
 from qnn_migrate.bot.lab.host_config import JobEnv
-
-from .support import hashed_requirements, make_wheel
 
 
 def spec(tmp_path: Path, requirements: Path) -> JobEnv:

@@ -18,14 +18,13 @@ import unittest
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import DOUBLES, FP, Lab
+from qnn_migrate_tests.bot.two_users import SYSTEM_PYTHON, TwoUserLab
 
 from qnn_migrate.bot.lab import attempt, job_user, results, settings
 from qnn_migrate.bot.lab.junit_wrapper import fork, hooks, xml_result
 from qnn_migrate.bot.lab.junit_wrapper import main as wrapper_main
 from qnn_migrate.bot.model import Shard, Status
-
-from ..two_users import SYSTEM_PYTHON, TwoUserLab
-from .support import DOUBLES, FP, Lab
 
 WRAPPER = attempt.WRAPPER  # the package's folder, which the runner runs by path
 ABS = f"{FP}.test_qnn_backend_abs"

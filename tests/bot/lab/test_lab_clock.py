@@ -7,10 +7,10 @@ import ast
 import time
 from pathlib import Path
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, PER_TEST_S, SHARD_S, Lab, LabClock, statuses
+
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
-
-from .support import ABS, ADD, PER_TEST_S, SHARD_S, Lab, LabClock, statuses
 
 BOT_TESTS = Path(__file__).resolve().parents[1]
 # Keyword arguments and host-config keys that are a time budget of the runner.

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, Lab, statuses
+
 from qnn_migrate.bot.lab import quarantine
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import Status
-
-from .support import ABS, ADD, Lab, statuses
 
 ONE_PHONE: dict[str, Any] = {"PHONE_A": {"soc": "SM8650"}}
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 
+from qnn_migrate_tests.bot.lab.support import ABS, QO, Lab, sim_settings, statuses
+
 from qnn_migrate.bot.lab import preflight
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import RunsOn, Status
-
-from .support import ABS, QO, Lab, sim_settings, statuses
 
 
 def test_shards_go_only_to_hosts_of_their_kind(lab: Lab) -> None:

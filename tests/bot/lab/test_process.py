@@ -12,12 +12,12 @@ import sys
 import time
 from pathlib import Path
 
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, CONV, Hopper, Lab, git, statuses
+
 from qnn_migrate.bot.lab.process import run_watched
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.settings import TEST_SCRIPT
 from qnn_migrate.bot.model import Status
-
-from .support import ABS, ADD, CONV, Hopper, Lab, git, statuses
 
 
 def test_harness_import_time_does_not_count_against_the_per_test_budget(lab: Lab) -> None:

@@ -7,13 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import FP, QM, QO, Lab, make_checkout
 
 from qnn_migrate.bot.lab import locks, quarantine
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.targets import DEVICE_WORKSPACE
 from qnn_migrate.bot.model import RunsOn, Status
-
-from .support import FP, QM, QO, Lab, make_checkout
 
 
 def statuses(result) -> dict[str, Status]:  # type: ignore[no-untyped-def]

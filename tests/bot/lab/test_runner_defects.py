@@ -19,12 +19,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, Lab, sim_settings, statuses
 
 from qnn_migrate.bot.lab import attempt, quarantine
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.model import RunsOn, ShardResult, Status
-
-from .support import ABS, ADD, Lab, sim_settings, statuses
 
 
 def test_a_relative_out_dir_is_made_absolute_for_the_child(

@@ -8,13 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.bot.lab.support import ABS, ADD, Lab, sim_settings, statuses
 
 from qnn_migrate.bot.lab import attempt
 from qnn_migrate.bot.lab.runner import Runner
 from qnn_migrate.bot.lab.settings import RunSettings
 from qnn_migrate.bot.model import RunsOn, Status
-
-from .support import ABS, ADD, Lab, sim_settings, statuses
 
 
 def test_simulator_infra_is_counted_and_retried_once(lab: Lab) -> None:

@@ -10,13 +10,13 @@ import hashlib
 import os
 from pathlib import Path
 
+from qnn_migrate_tests.bot.support import tonight_results
+
 from qnn_migrate.bot.model import Status
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly import issue as nightly
 from qnn_migrate.bot.nightly.baseline import RunInfo, SocBaseline
 from qnn_migrate.bot.nightly.issue import ExistingIssue
-
-from ..support import tonight_results
 
 GOLDEN = Path(__file__).parent / "golden"
 P, F, E, INF, M, S = (

@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.support import program_doc, programs_file
 
 from qnn_migrate.bot.artifacts import ArtifactError
 from qnn_migrate.bot.model import ModelError, RunsOn, Shard
 from qnn_migrate.bot.nightly import program_baseline
 from qnn_migrate.bot.nightly.program_baseline import ProgramBaseline
 from qnn_migrate.bot.programs import parse_test
-
-from ..support import program_doc, programs_file
 
 A = "TestQNNFloatingPointOperator.test_qnn_backend_conv1d"
 B = "TestQNNFloatingPointOperator.test_qnn_backend_conv2d"

@@ -14,16 +14,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import REPO
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.support import standin_env
+from qnn_migrate_tests.github_standin.fixtures import REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard, ShardResult, Status, TestResult
 from qnn_migrate.bot.nightly import baseline
 from qnn_migrate.bot.nightly.baseline import BRANCH, RunInfo
 from qnn_migrate.bot.nightly.issue import LABEL, MARKER
-
-from ..support import standin_env
 
 SHA = "d" * 40
 ABS = "TestQNNFloatingPointOperator.test_qnn_backend_abs"

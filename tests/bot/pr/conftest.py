@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from github_standin.fixtures import REPO
-from github_standin.server import GitHubStandIn
-
-from .support import CONV_FILE, HEAD
+from qnn_migrate_tests.bot.pr.support import CONV_FILE, HEAD
+from qnn_migrate_tests.github_standin.fixtures import REPO
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 
 @pytest.fixture

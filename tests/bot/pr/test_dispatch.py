@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.pr.support import CONV_FILE, HEAD, bot_comments, send
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import GatewayError, IssueComment
@@ -21,8 +22,6 @@ from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.dispatch import handle_comment_event
 from qnn_migrate.bot.pr.plan import Plan
 from qnn_migrate.bot.pr.state import MARKER, Phase, RunState, find_results_comment
-
-from .support import CONV_FILE, HEAD, bot_comments, send
 
 
 def gh_comments(gh: GitHubStandIn, number: int = 7) -> list[IssueComment]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from github_standin.fixtures import REPO
-from github_standin.payloads import pull_request_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.pr.support import HEAD, bot_comments, send
+from qnn_migrate_tests.github_standin.fixtures import REPO
+from qnn_migrate_tests.github_standin.payloads import pull_request_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.events import handle_pull_request_event
-
-from .support import HEAD, bot_comments, send
 
 
 def test_push_cancels_a_pending_run(

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from github_standin.fixtures import BOT_LOGIN
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.pr.support import CONV_FILE, HEAD, send
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.pr.context import BotContext
 from qnn_migrate.bot.pr.head import check_head
 from qnn_migrate.bot.pr.state import Phase, find_results_comment
-
-from .support import CONV_FILE, HEAD, send
 
 
 def test_run_refuses_when_the_head_moved_before_it_started(

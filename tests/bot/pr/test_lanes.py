@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from github_standin.fixtures import REPO
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.github_standin.fixtures import REPO
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.client import PyGithubGateway

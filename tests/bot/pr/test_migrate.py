@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from github_standin.fixtures import BOT_LOGIN, REPO
-from github_standin.payloads import comment_event
-from github_standin.server import GitHubStandIn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from qnn_migrate_tests.bot.support import check_golden
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN, REPO
+from qnn_migrate_tests.github_standin.payloads import comment_event
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.github.client import PyGithubGateway
 from qnn_migrate.bot.github.gateway import FileBlob
@@ -42,8 +43,6 @@ from qnn_migrate.bot.pr.verbs.migrate import MigrateCommand
 from qnn_migrate.cli import main
 from qnn_migrate.codemods.engine import FileResult, RuleOptions, rewrite_code, rule_options
 from qnn_migrate.codemods.findings import Unfixable
-
-from ..support import check_golden
 
 HEAD = "c" * 40
 EXPORT = "examples/qualcomm/export_model.py"

@@ -8,13 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from qnn_migrate_tests.bot.support import FP
+from qnn_migrate_tests.bot.support import dispatched_shard as _shard
 
 from qnn_migrate.bot import catalog as catalog_mod
 from qnn_migrate.bot.model import At, HostShard, RunsOn, Shard, Suite
 from qnn_migrate.bot.pr import plan as plan_mod
-
-from ..support import FP
-from ..support import dispatched_shard as _shard
 
 SHA = "a" * 40
 CATALOG = catalog_mod.load()

@@ -8,6 +8,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from qnn_migrate_tests.bot.pr.support import LINKS, reported_state
+from qnn_migrate_tests.bot.support import (
+    GOLDEN,
+    REGEN,
+    ROOT,
+    SHA,
+    baseline_for,
+    check_golden,
+    output_doc,
+    program_doc,
+    programs_file,
+    results_for,
+)
+from qnn_migrate_tests.bot.support import planned_shards as _shards
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, RunsOn, Shard, ShardResult, Status, Suite, TestResult
@@ -25,21 +39,6 @@ from qnn_migrate.bot.pr.render import COMMENT_LIMIT, render_report
 from qnn_migrate.bot.pr.summary import summarize
 from qnn_migrate.bot.pr.verbs import VERBS
 from qnn_migrate.bot.programs import Comparison, ProgramVerdict, parse_test
-
-from ..support import (
-    GOLDEN,
-    REGEN,
-    ROOT,
-    SHA,
-    baseline_for,
-    check_golden,
-    output_doc,
-    program_doc,
-    programs_file,
-    results_for,
-)
-from ..support import planned_shards as _shards
-from .test_render import LINKS, _state
 
 NIGHTLY = "abc1234" + "0" * 33
 PAYLOAD = bytes(range(256)) * 8
@@ -102,12 +101,12 @@ def test_the_programs_section_golden(catalog: Catalog, tmp_path: Path) -> None:
     summary = summarize(results_for(shards), baseline_for(shards, catalog))
     body = render_report(
         summary,
-        _state(catalog),
+        reported_state(catalog),
         LINKS,
         catalog,
         baseline_label="nightly at `babe11111111`",
         programs=section,
-        command_text=VERBS.describe(_state(catalog).command),
+        command_text=VERBS.describe(reported_state(catalog).command),
     )
     check_golden("programs-report.md", body)
     assert section in body
@@ -185,12 +184,12 @@ def test_every_test_changed_on_six_socs_folds_to_the_cap(catalog: Catalog) -> No
     ]
     body = render_report(
         summarize(results, Baseline()),
-        _state(catalog),
+        reported_state(catalog),
         LINKS,
         catalog,
         baseline_label="no nightly baseline",
         programs=section,
-        command_text=VERBS.describe(_state(catalog).command),
+        command_text=VERBS.describe(reported_state(catalog).command),
     )
     assert len(body.encode("utf-8")) <= COMMENT_LIMIT
     assert section in body and "more failures; see the logs" in body

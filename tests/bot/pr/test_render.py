@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from qnn_migrate_tests.bot.pr.support import LINKS, reported_state
+from qnn_migrate_tests.bot.support import RUN, SHA, baseline_for, check_golden, results_for
+from qnn_migrate_tests.bot.support import planned_shards as _shards
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult
-from qnn_migrate.bot.pr.commands import parse
 from qnn_migrate.bot.pr.plan import PlanRequest, Selection, plan
-from qnn_migrate.bot.pr.render import COMMENT_LIMIT, Links, escape, render_pending, render_report
-from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase, RunState
+from qnn_migrate.bot.pr.render import COMMENT_LIMIT, escape, render_pending, render_report
+from qnn_migrate.bot.pr.state import MARKER, STATE_RE, Phase
 from qnn_migrate.bot.pr.summary import summarize
 from qnn_migrate.bot.pr.verbs import VERBS
-
-from ..support import RUN, SHA, baseline_for, check_golden, results_for
-from ..support import planned_shards as _shards
-
-LINKS = Links("https://github.com/qnn-lab/executorch", RUN)
-
-
-def _state(
-    catalog: Catalog, body: str = "/qnn test canonicalize_conv --soc SM8650,SM8750"
-) -> RunState:
-    command = parse(body, catalog)
-    assert command is not None
-    return RunState(Phase.REPORTED, 7, SHA, command.to_dict(), "maint", 1000001, 4242, RUN)
 
 
 def test_report_golden(catalog: Catalog) -> None:
@@ -32,12 +21,12 @@ def test_report_golden(catalog: Catalog) -> None:
     summary = summarize(results_for(shards), baseline_for(shards, catalog))
     body = render_report(
         summary,
-        _state(catalog).with_phase(Phase.REPORTED),
+        reported_state(catalog).with_phase(Phase.REPORTED),
         LINKS,
         catalog,
         baseline_label="nightly at `babe11111111`",
         head_sha="d" * 40,
-        command_text=VERBS.describe(_state(catalog).command),
+        command_text=VERBS.describe(reported_state(catalog).command),
     )
     check_golden("report.md", body)
     assert body.startswith(MARKER)
@@ -47,7 +36,7 @@ def test_report_golden(catalog: Catalog) -> None:
 
 def test_pending_golden(catalog: Catalog) -> None:
     shards = _shards(catalog)
-    state = _state(catalog).with_phase(Phase.PENDING)
+    state = reported_state(catalog).with_phase(Phase.PENDING)
     rows = [(s.soc, s.matrix, len(s.tests)) for s in shards]
     body = render_pending(state, LINKS, rows, command_text=VERBS.describe(state.command))
     check_golden("pending.md", body)
@@ -115,7 +104,7 @@ def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> No
     ]
     summary = summarize(results, Baseline())
     assert len(summary.failures) == len(ids) * 20
-    state = _state(catalog)
+    state = reported_state(catalog)
     failed = tuple((f.soc, f.matrix, f.result.test_id) for f in summary.failures)
     from dataclasses import replace
 
@@ -125,7 +114,7 @@ def test_full_suite_on_twenty_socs_folds_under_the_limit(catalog: Catalog) -> No
         LINKS,
         catalog,
         baseline_label="no nightly baseline",
-        command_text=VERBS.describe(_state(catalog).command),
+        command_text=VERBS.describe(reported_state(catalog).command),
     )
     assert len(body.encode("utf-8")) <= COMMENT_LIMIT
     assert body.startswith(MARKER) and STATE_RE.search(body)

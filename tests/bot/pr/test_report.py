@@ -7,12 +7,11 @@ import re
 from dataclasses import replace
 
 import pytest
+from qnn_migrate_tests.bot.support import SHA, planned_shards
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import At, RunsOn
 from qnn_migrate.bot.pr.report import ReportInputError, RunShards
-
-from ..support import SHA, planned_shards
 
 
 def test_the_merge_base_shards_are_kept_apart(catalog: Catalog) -> None:

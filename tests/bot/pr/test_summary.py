@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from qnn_migrate_tests.bot.support import baseline_for, results_for
+from qnn_migrate_tests.bot.support import planned_shards as _shards
+
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.model import Baseline, ShardResult, Status, TestResult, Verdict
 from qnn_migrate.bot.pr.summary import summarize
-
-from ..support import baseline_for, results_for
-from ..support import planned_shards as _shards
 
 
 def test_summary_verdicts(catalog: Catalog) -> None:

@@ -7,8 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
-from github_standin.fixtures import BOT_LOGIN
-from github_standin.server import GitHubStandIn
+from qnn_migrate_tests.bot.pr import toy_verb
+from qnn_migrate_tests.bot.pr.support import bot_comments, send
+from qnn_migrate_tests.bot.support import ROOT
+from qnn_migrate_tests.github_standin.fixtures import BOT_LOGIN
+from qnn_migrate_tests.github_standin.server import GitHubStandIn
 
 from qnn_migrate.bot.catalog import Catalog
 from qnn_migrate.bot.github.client import PyGithubGateway
@@ -17,10 +20,6 @@ from qnn_migrate.bot.pr.context import BotContext, Outcome, VerbTable
 from qnn_migrate.bot.pr.grammar import CommandError
 from qnn_migrate.bot.pr.verbs import VERBS
 from qnn_migrate.bot.pr.verbs.help import help_text
-
-from ..support import ROOT
-from . import toy_verb
-from .support import bot_comments, send
 
 # The production table and one line: the whole of adding a verb outside its own module.
 WITH_PING = VerbTable((*VERBS, toy_verb.VERB))

@@ -97,7 +97,8 @@ def _speed_up_torch() -> None:
     ``QNN_TESTS_TORCH_SPEEDUP=0``; a harness without ExecuTorch's QNN tests is left as is."""
     try:
         import executorch.backends.qualcomm.tests.utils  # noqa: F401
-        import torch_speedup
+
+        from qnn_migrate_tests import torch_speedup
     except ImportError:
         return
     torch_speedup.install(walk_now=True)
@@ -105,8 +106,7 @@ def _speed_up_torch() -> None:
 
 def main() -> None:
     import torch  # noqa: F401  (before the QNN libraries)
-
-    from qnn_htp.abi import install
+    from qnn_migrate_tests.qnn_htp.abi import install
 
     install(Path(os.environ["QNN_SDK_ROOT"]))
     args = sys.argv[1:]

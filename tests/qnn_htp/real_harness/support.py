@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bot.lab.support import GIT_ENV
 from click.testing import CliRunner
+from qnn_migrate_tests.bot.lab.support import GIT_ENV
+from qnn_migrate_tests.qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 
-from qnn_htp.sdk import QnnSdk, SdkUnavailableError, ensure_sdk
 from qnn_migrate.bot.cli.main import bot
 from qnn_migrate.bot.model import Shard
 
@@ -65,7 +65,7 @@ def make_host(root: Path, sdk: QnnSdk) -> dict[str, Any]:
     runner.chmod(0o755)
     qnn_env = sdk.environment()
     pythonpath = os.pathsep.join(
-        [str(parent), str(TESTS), str(TESTS / "doubles" / "import_standins")]
+        [str(parent), str(TESTS / "support"), str(TESTS / "doubles" / "import_standins")]
     )
     return {
         "root": root,
@@ -164,7 +164,9 @@ def harness_env(sdk: QnnSdk, **extra: str) -> dict[str, str]:
     env = {
         **os.environ,
         **sdk.environment(),
-        "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS / "doubles" / "import_standins")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(TESTS / "support"), str(TESTS / "doubles" / "import_standins")]
+        ),
         **extra,
     }
     env.pop("QNN_EXECUTOR_RUNNER", None)  # the build folder's runner, not one from outside
@@ -173,7 +175,7 @@ def harness_env(sdk: QnnSdk, **extra: str) -> dict[str, str]:
 
 def x86_build(root: Path) -> Path:
     """A build folder whose native runner is the tier's QnnExecutorRunnerDouble."""
-    from qnn_htp import harness
+    from qnn_migrate_tests.qnn_htp import harness
 
     build = root / "build-x86"
     runner = build / harness.RUNNER

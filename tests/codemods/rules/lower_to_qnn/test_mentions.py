@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from qnn_migrate_tests.codemods.support import SOURCES
 
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import bound_name as _bound_name
 from qnn_migrate.codemods.rules.lower_to_qnn.mentions import names_used as _names_used
 from qnn_migrate.codemods.tree_index import TreeIndex
-
-from ...support import SOURCES
 
 
 class _NameCollector(cst.CSTVisitor):

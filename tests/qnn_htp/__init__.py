@@ -1,1 +1,0 @@
-"""The real-QNN HTP tier: lowerings through the real QNN compiler, run on the real HTP simulator."""
