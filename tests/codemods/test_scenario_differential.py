@@ -509,7 +509,7 @@ def test_control_a_planted_mistake_is_caught(mistake: str, monkeypatch: pytest.M
     failure ends the search: no shrinking)."""
     target, module, name, replacement = MISTAKES[mistake]
     monkeypatch.setattr(f"qnn_migrate.codemods.targets.{module}.{name}", replacement)
-    # Up to 200 scripts, but the search ends at the first failure (34th and 3rd script).
+    # Up to 200 scripts; the search ends at the first failure.
     search = differential(
         target, None, settings(SETTINGS, max_examples=200, phases=[Phase.generate])
     )

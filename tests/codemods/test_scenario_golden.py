@@ -42,8 +42,15 @@ def test_golden(case: Case) -> None:
         "run python tests/codemods/rewrite_goldens.py and review the diff"
     )
     expected_report = read(case.report) if case.report.exists() else ""
-    assert report_codes(render_report(result.unfixable)) == report_codes(expected_report), (
+    report = render_report(result.unfixable)
+    assert report_codes(report) == report_codes(expected_report), (
         f"{case.name}: the sites reported differ from {case.report.name} (line, column, code)"
+    )
+    # The whole text too: what a user reads is part of the golden (three reports once went
+    # stale on a reworded message while the codes still matched).
+    assert report == expected_report, (
+        f"{case.name}: the report's text differs from {case.report.name}; if the change is "
+        "intended, run python tests/codemods/rewrite_goldens.py and review the diff"
     )
     assert result.changed == (result.code != read(case.source))
 
