@@ -36,9 +36,9 @@ Tests are run by the real unittest machinery, directly or through bot/lab/junit_
 **Time.** Where the run is on the lab's clock (FAKE_LAB_CLOCK names its file: the runner
 reads its budgets on tests/bot/lab/support.py's ``LabClock``), nothing here sleeps through a
 duration, an import delay or a hang: ``time_passes`` appends the seconds to that file, in
-steps of at most 25 s, each read by the runner's clock before the next. A per-test alarm the wrapper armed, which
-would fire within that time, is run out at once: its signal arrives as it would when the
-time had passed. Elsewhere they are real sleeps.
+steps of at most 25 s, each read by the runner's clock before the next. A per-test alarm the
+wrapper armed, which would fire within that time, is run out at once: its signal arrives as
+it would when the time had passed. Elsewhere they are real sleeps.
 """
 
 from __future__ import annotations

@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from qnn_migrate_tests.bot.lab.support import ABS, ADD, Lab, git, hashed_requirements, make_wheel
 
 from qnn_migrate.bot.cli.main import bot
+from qnn_migrate.bot.lab import host_config
 from qnn_migrate.bot.lab.runner import Runner
+from qnn_migrate.bot.model import ShardResult
 
 
 def long_lived_host(lab: Lab) -> Path:
@@ -52,14 +55,13 @@ def seal(config: Path) -> None:
     assert "sealed" in sealed.output
 
 
-def run_job(lab: Lab, config: Path, out: str, sha: str):  # type: ignore[no-untyped-def]
-    from qnn_migrate.bot.lab import host_config
-
+def run_job(lab: Lab, config: Path, out: str, sha: str) -> tuple[ShardResult, dict[str, Any]]:
+    """One job on the host at ``sha``: its result, and the host check it wrote."""
     settings = lab.settings(out)
     settings.host = host_config.loads(config.read_text(), str(config))
     settings.host_config_path = str(config.resolve())
     result = Runner(settings).run(lab.shard(ABS, ADD, sha=sha))
-    report = json.loads((settings.out_dir / "host-check.json").read_text())
+    report: dict[str, Any] = json.loads((settings.out_dir / "host-check.json").read_text())
     return result, report
 
 
